@@ -1,0 +1,99 @@
+//! SHA-256 digests as the formats use them: the frame trailer (first 8 bytes), the
+//! `payload_hash` and fingerprint (64 lower-case hex digits).
+
+use crate::json::JsonStr;
+use core::fmt;
+use sha2::{Digest, Sha256};
+
+/// A SHA-256 digest.
+///
+/// ```
+/// use membrane_frame::Sha256Digest;
+/// let digest = Sha256Digest::of(b"hello");
+/// assert_eq!(digest.to_hex().as_str(),
+///            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+/// assert_eq!(digest.trailer(), [0x2c, 0xf2, 0x4d, 0xba, 0x5f, 0xb0, 0xa3, 0x0e]);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sha256Digest(pub [u8; 32]);
+
+impl Sha256Digest {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Sha256Digest {
+        Sha256Digest(Sha256::digest(bytes).into())
+    }
+
+    /// Finish a running hasher.
+    pub fn from_hasher(hasher: Sha256) -> Sha256Digest {
+        Sha256Digest(hasher.finalize().into())
+    }
+
+    /// The raw 32 bytes.
+    pub const fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The frame trailer: the first 8 bytes.
+    pub fn trailer(&self) -> [u8; 8] {
+        let mut trailer = [0u8; 8];
+        trailer.copy_from_slice(self.0.get(..8).unwrap_or(&[0; 8]));
+        trailer
+    }
+
+    /// The 64 lower-case hex digits.
+    pub fn to_hex(&self) -> HexDigest {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (pair, byte) in out.chunks_exact_mut(2).zip(self.0.iter()) {
+            let digit = |n: u8| HEX.get(usize::from(n)).copied().unwrap_or(b'0');
+            pair.copy_from_slice(&[digit(byte >> 4), digit(byte & 0xF)]);
+        }
+        HexDigest(out)
+    }
+
+    /// Whether a JSON string value is exactly this digest in lower-case hex.
+    pub fn matches_hex(&self, value: &JsonStr<'_>) -> bool {
+        value.eq_str(self.to_hex().as_str())
+    }
+}
+
+impl fmt::Debug for Sha256Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sha256Digest({})", self.to_hex().as_str())
+    }
+}
+
+impl fmt::Display for Sha256Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.to_hex().as_str())
+    }
+}
+
+/// 64 lower-case hex digits of a digest, on the stack.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HexDigest([u8; 64]);
+
+impl HexDigest {
+    /// The digits as text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII hex digits are ever stored.
+        core::str::from_utf8(&self.0).unwrap_or("")
+    }
+
+    /// The digits as bytes.
+    pub const fn as_bytes(&self) -> &[u8; 64] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for HexDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for HexDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

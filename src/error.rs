@@ -1,0 +1,255 @@
+//! Errors as values: a stable code (SPEC §8), its class, and where it happened.
+//!
+//! Every reader in the crate returns [`Error`]. It is `Copy`, allocation-free and
+//! carries the byte offset and the field name it concerns wherever they are known, so a
+//! caller can print `identity_field at byte 71 (layer_range): start > end` without
+//! re-parsing anything.
+
+use core::fmt;
+
+/// The error families of SPEC §8.
+///
+/// `Schema`: wrong format or version — do not retry, maybe migrate. `Corrupt`: our
+/// format, damaged bytes. `Usage` and `Io` are API misuse and environment failures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ErrorClass {
+    /// Wrong format or version: do not retry; maybe migrate.
+    Schema = 1,
+    /// Our format, damaged bytes.
+    Corrupt = 2,
+    /// The API was misused (null pointer, small buffer, length mismatch, ...).
+    Usage = 3,
+    /// The environment failed (I/O).
+    Io = 4,
+}
+
+impl ErrorClass {
+    /// Lower-case name as used in machine-readable output: `schema`, `corrupt`, ...
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Schema => "schema",
+            ErrorClass::Corrupt => "corrupt",
+            ErrorClass::Usage => "usage",
+            ErrorClass::Io => "io",
+        }
+    }
+}
+
+macro_rules! error_codes {
+    ($($variant:ident = $num:literal, $name:literal, $class:ident, $doc:literal;)*) => {
+        /// Stable error codes (SPEC §8). Numbers are part of the C ABI: never renumber,
+        /// never reuse. `0` (`ok`) is not an error and so is not a variant.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $(#[doc = $doc] $variant = $num,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in numeric order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The SPEC §8 name, e.g. `"trailer_mismatch"`.
+            pub const fn name(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $name,)* }
+            }
+
+            /// The class the code belongs to.
+            pub const fn class(self) -> ErrorClass {
+                match self { $(ErrorCode::$variant => ErrorClass::$class,)* }
+            }
+
+            /// The stable number (the C ABI status).
+            pub const fn number(self) -> u32 {
+                self as u32
+            }
+
+            /// The code with this number, if there is one (`0` is `ok`, not a code).
+            pub const fn from_number(number: u32) -> Option<ErrorCode> {
+                match number { $($num => Some(ErrorCode::$variant),)* _ => None }
+            }
+
+            /// The code with this SPEC §8 name, if there is one.
+            pub fn from_name(name: &str) -> Option<ErrorCode> {
+                match name { $($name => Some(ErrorCode::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+error_codes! {
+    TooShort = 1, "too_short", Corrupt, "Fewer than 22 bytes: not even a header and a payload length.";
+    BadMagic = 2, "bad_magic", Schema, "The first four bytes are not a Membrane magic.";
+    LegacyFrame = 3, "legacy_frame", Schema, "A v2 or v4 frame: migrate it (SPEC §7).";
+    SchemaMismatch = 4, "schema_mismatch", Schema, "The schema field is not 5.";
+    ReservedNonzero = 5, "reserved_nonzero", Schema, "The reserved field is not 0.";
+    IdentityOverrun = 6, "identity_overrun", Corrupt, "The identity and payload length run past the end of the buffer.";
+    IdentityTooLarge = 7, "identity_too_large", Schema, "The identity length exceeds the configured limit.";
+    IdentityJson = 8, "identity_json", Schema, "The identity is not strict JSON (SPEC §4) or not an object.";
+    IdentityField = 9, "identity_field", Schema, "An identity field breaks SPEC §2.2.";
+    PayloadOverrun = 10, "payload_overrun", Corrupt, "The payload and trailer run past the end of the buffer.";
+    TrailingBytes = 11, "trailing_bytes", Corrupt, "Bytes follow the frame (exact parsing only).";
+    TrailerMismatch = 12, "trailer_mismatch", Corrupt, "The trailer is not the first 8 bytes of SHA-256(payload).";
+    PayloadHashMismatch = 13, "payload_hash_mismatch", Corrupt, "payload_hash is not the lower-case hex SHA-256 of the payload.";
+    EnvelopeJson = 20, "envelope_json", Schema, "The envelope is not strict JSON.";
+    EnvelopeVersion = 21, "envelope_version", Schema, "schema_version is missing or not 5.";
+    EnvelopeMissingField = 22, "envelope_missing_field", Schema, "A required envelope field is missing.";
+    EnvelopeField = 23, "envelope_field", Schema, "An envelope field breaks SPEC §3.1.";
+    SnapshotJson = 30, "snapshot_json", Schema, "The snapshot is not strict JSON.";
+    SnapshotVersion = 31, "snapshot_version", Schema, "The snapshot schema_version is missing or unsupported.";
+    SnapshotField = 32, "snapshot_field", Schema, "A snapshot field breaks SPEC §5.";
+    StaleEpoch = 33, "stale_epoch", Schema, "The snapshot epoch is two or more behind the live epoch.";
+    TombstoneJson = 40, "tombstone_json", Schema, "A tombstone body is not strict JSON.";
+    TombstoneField = 41, "tombstone_field", Schema, "A tombstone body field breaks SPEC §6.";
+    NullPointer = 100, "null_pointer", Usage, "A required pointer was NULL (C ABI).";
+    BufferTooSmall = 101, "buffer_too_small", Usage, "The output buffer is too small; the error says how many bytes are needed.";
+    LengthMismatch = 102, "length_mismatch", Usage, "The payload fed to a chunked writer does not match its declared length.";
+    TableFull = 103, "table_full", Usage, "A fixed-capacity table is full.";
+    Io = 104, "io", Io, "An I/O operation failed.";
+    InvalidArgument = 105, "invalid_argument", Usage, "An argument is out of its allowed range (an unknown level, a bad option).";
+    InvalidState = 106, "invalid_state", Usage, "The object is not in a state that allows this call (e.g. fed after it failed).";
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An error with its code, the byte offset and field it concerns, and a short reason.
+///
+/// Offsets are absolute within the buffer handed to the reader (for a frame, offset 14
+/// is the first byte of the identity JSON).
+///
+/// ```
+/// use membrane_frame::{Frame, ErrorCode, ErrorClass};
+/// let err = Frame::parse(&[0u8; 10]).unwrap_err();
+/// assert_eq!(err.code(), ErrorCode::TooShort);
+/// assert_eq!(err.class(), ErrorClass::Corrupt);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Error {
+    code: ErrorCode,
+    offset: Option<u64>,
+    field: Option<&'static str>,
+    reason: &'static str,
+    needed: Option<u64>,
+}
+
+impl Error {
+    /// An error with a code and a short reason.
+    pub const fn new(code: ErrorCode, reason: &'static str) -> Error {
+        Error { code, offset: None, field: None, reason, needed: None }
+    }
+
+    /// A `buffer_too_small` error that reports the size needed.
+    pub const fn buffer_too_small(needed: u64) -> Error {
+        Error {
+            code: ErrorCode::BufferTooSmall,
+            offset: None,
+            field: None,
+            reason: "output buffer too small",
+            needed: Some(needed),
+        }
+    }
+
+    /// The same error at a byte offset.
+    #[must_use]
+    pub const fn at(mut self, offset: u64) -> Error {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// The same error about a named field.
+    #[must_use]
+    pub const fn in_field(mut self, field: &'static str) -> Error {
+        self.field = Some(field);
+        self
+    }
+
+    /// Shift the offset by `base` (used when a nested reader's offsets become a frame's).
+    #[must_use]
+    pub const fn shifted(mut self, base: u64) -> Error {
+        if let Some(offset) = self.offset {
+            self.offset = Some(offset.saturating_add(base));
+        }
+        self
+    }
+
+    /// The stable code.
+    pub const fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The code's class.
+    pub const fn class(&self) -> ErrorClass {
+        self.code.class()
+    }
+
+    /// Byte offset the error concerns, where known.
+    pub const fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// Field name the error concerns, where known (`"layer_range"`, `"payload_len"`, ...).
+    pub const fn field(&self) -> Option<&'static str> {
+        self.field
+    }
+
+    /// A short human-readable reason.
+    pub const fn reason(&self) -> &'static str {
+        self.reason
+    }
+
+    /// For `buffer_too_small`: the number of bytes the output needs.
+    pub const fn needed(&self) -> Option<u64> {
+        self.needed
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.code.name())?;
+        if let Some(offset) = self.offset {
+            write!(f, " at byte {offset}")?;
+        }
+        if let Some(field) = self.field {
+            write!(f, " ({field})")?;
+        }
+        if !self.reason.is_empty() {
+            write!(f, ": {}", self.reason)?;
+        }
+        if let Some(needed) = self.needed {
+            write!(f, " (needs {needed} bytes)")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_names_round_trip() {
+        for &code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_number(code.number()), Some(code));
+            assert_eq!(ErrorCode::from_name(code.name()), Some(code));
+        }
+        assert_eq!(ErrorCode::from_number(0), None);
+        assert_eq!(ErrorCode::from_number(14), None);
+    }
+
+    #[test]
+    fn usage_codes_start_at_100() {
+        for &code in ErrorCode::ALL {
+            let usage = matches!(code.class(), ErrorClass::Usage | ErrorClass::Io);
+            assert_eq!(usage, code.number() >= 100, "{code}");
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The canonical frame (SPEC §1): reading in place, streaming verification, writing.
+
+mod header;
+mod reader;
+mod stream;
+mod writer;
+
+pub use header::{
+    FrameHeader, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5,
+    MIN_FRAME_PREFIX, SCHEMA_V5,
+};
+pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};
+pub use stream::{StreamStatus, StreamVerifier, StreamedFrame};
+pub use writer::{encode_frame, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError};
+
+#[cfg(feature = "std")]
+pub(crate) fn example_frame() -> std::vec::Vec<u8> {
+    use crate::{Dtype, IdentityValues, InclusiveRange, Sha256Digest};
+    let payload = b"hello";
+    let hash = Sha256Digest::of(payload).to_hex();
+    let identity = IdentityValues {
+        payload_hash: hash.as_str(),
+        model_id: "llama-3-8b",
+        model_revision: "",
+        tokenizer_name: "llama-3-8b",
+        tokenizer_revision: "",
+        layer_range: InclusiveRange::new(0, 31),
+        head_range: InclusiveRange::ALL_HEADS,
+        token_span: InclusiveRange::new(0, 127),
+        dtype: Dtype::Float16,
+        shape: &[1, 32, 8, 128, 64],
+    }
+    .build()
+    .unwrap_or_else(|_| unreachable_identity());
+    let mut out = std::vec![0u8; 1024];
+    let len = encode_frame(&identity, payload, &mut out).unwrap_or(0);
+    out.truncate(len);
+    out
+}
+
+#[cfg(feature = "std")]
+#[allow(clippy::panic)]
+fn unreachable_identity() -> ! {
+    panic!("example identity is valid")
+}

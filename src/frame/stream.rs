@@ -1,0 +1,347 @@
+//! Verifying a frame that arrives in chunks (SPEC §1.3) without holding its payload.
+
+use super::header::{FrameHeader, HEADER_LEN, MIN_FRAME_PREFIX};
+use super::reader::{
+    check_header, check_identity_limit, check_payload_hash, check_trailer, frame_len, parse_identity, read_u64_le,
+    ParseMode, ReadOptions, VerifyLevel,
+};
+use crate::digest::Sha256Digest;
+use crate::error::{Error, ErrorCode};
+use crate::identity::PayloadIdentity;
+use sha2::{Digest, Sha256};
+
+/// Progress of a [`StreamVerifier`] after a chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamStatus {
+    /// The frame is incomplete: at least this many more bytes are needed (the exact
+    /// number to finish the part being read — header, identity, payload and trailer).
+    NeedMore(u64),
+    /// Every byte of the frame is in; `consumed` bytes of the last chunk belonged to
+    /// it (in prefix mode the rest is the caller's). Call
+    /// [`finish`](StreamVerifier::finish) for the verdict.
+    Complete {
+        /// Bytes of the last chunk that belonged to the frame.
+        consumed: usize,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Bytes 0..22+L: header, identity, payload length.
+    Head,
+    /// Payload bytes, hashed as they pass.
+    Payload,
+    /// The 8 trailer bytes.
+    Trailer,
+    /// The whole frame is in.
+    Complete,
+}
+
+/// A frame verified while it streams in: the payload is hashed as it passes and never
+/// stored; the identity is kept in a caller-provided buffer.
+///
+/// Errors are reported as soon as they are certain and agree with what
+/// [`Frame::parse_mode`](crate::Frame::parse_mode) says about the same bytes; a stream
+/// that ends early is judged by [`finish`](Self::finish).
+///
+/// ```
+/// use membrane_frame::{StreamVerifier, StreamStatus, ReadOptions, ParseMode, VerifyLevel};
+/// # let frame = membrane_frame::example_frame();
+/// let mut identity = [0u8; 4096];
+/// let options = ReadOptions::new().level(VerifyLevel::Full);
+/// let mut verifier = StreamVerifier::new(options, ParseMode::Exact, &mut identity);
+/// for chunk in frame.chunks(7) {
+///     verifier.feed(chunk)?;
+/// }
+/// let verified = verifier.finish()?;
+/// assert_eq!(verified.payload_len(), 5);
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct StreamVerifier<'b> {
+    options: ReadOptions,
+    mode: ParseMode,
+    identity_buf: &'b mut [u8],
+    header: [u8; MIN_FRAME_PREFIX],
+    stage: Stage,
+    received: u64,
+    identity_len: u64,
+    payload_len: u64,
+    payload_seen: u64,
+    hasher: Option<Sha256>,
+    trailer: [u8; 8],
+    trailer_seen: usize,
+    failed: Option<Error>,
+}
+
+/// The result of a successful streamed verification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamedFrame<'b> {
+    identity_json: Option<&'b [u8]>,
+    identity: Option<PayloadIdentity<'b>>,
+    payload_len: u64,
+    payload_digest: Option<Sha256Digest>,
+    trailer: [u8; 8],
+    level: VerifyLevel,
+}
+
+impl StreamedFrame<'_> {
+    /// The identity JSON as stored (`None` at the layout level when the caller's buffer
+    /// was too small to keep it).
+    pub fn identity_json(&self) -> Option<&[u8]> {
+        self.identity_json
+    }
+
+    /// The parsed identity (identity level and above).
+    pub fn identity(&self) -> Option<&PayloadIdentity<'_>> {
+        self.identity.as_ref()
+    }
+
+    /// Payload length in bytes.
+    pub fn payload_len(&self) -> u64 {
+        self.payload_len
+    }
+
+    /// SHA-256 of the payload (trailer level and above).
+    pub fn payload_digest(&self) -> Option<Sha256Digest> {
+        self.payload_digest
+    }
+
+    /// The stored trailer.
+    pub fn trailer(&self) -> [u8; 8] {
+        self.trailer
+    }
+
+    /// The level verified.
+    pub fn level(&self) -> VerifyLevel {
+        self.level
+    }
+
+    /// Total frame length.
+    pub fn frame_len(&self) -> u64 {
+        frame_len(self.identity_json.map_or(0, |json| json.len() as u64), self.payload_len).unwrap_or(u64::MAX)
+    }
+}
+
+impl<'b> StreamVerifier<'b> {
+    /// A verifier that keeps the identity in `identity_buf`. At the identity level and
+    /// above the buffer must hold the whole identity (at most `options.identity_limit`
+    /// bytes), else `feed` fails with `buffer_too_small`.
+    pub fn new(options: ReadOptions, mode: ParseMode, identity_buf: &'b mut [u8]) -> StreamVerifier<'b> {
+        StreamVerifier {
+            options,
+            mode,
+            identity_buf,
+            header: [0; MIN_FRAME_PREFIX],
+            stage: Stage::Head,
+            received: 0,
+            identity_len: 0,
+            payload_len: 0,
+            payload_seen: 0,
+            hasher: (options.level >= VerifyLevel::Trailer).then(Sha256::new),
+            trailer: [0; 8],
+            trailer_seen: 0,
+            failed: None,
+        }
+    }
+
+    /// Bytes of the frame received so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Feed the next chunk (any size, including empty).
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<StreamStatus, Error> {
+        if let Some(err) = self.failed {
+            return Err(err);
+        }
+        let result = self.consume(chunk);
+        if let Err(err) = result {
+            self.failed = Some(err);
+        }
+        result
+    }
+
+    fn consume(&mut self, chunk: &[u8]) -> Result<StreamStatus, Error> {
+        let mut used = 0usize;
+        loop {
+            let rest = chunk.get(used..).unwrap_or(&[]);
+            let needed = match self.stage {
+                Stage::Head => self.head_remaining(),
+                Stage::Payload => self.payload_len - self.payload_seen,
+                Stage::Trailer => (8 - self.trailer_seen) as u64,
+                Stage::Complete => {
+                    if self.mode == ParseMode::Exact && !rest.is_empty() {
+                        return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(self.received));
+                    }
+                    return Ok(StreamStatus::Complete { consumed: used });
+                }
+            };
+            if needed == 0 {
+                self.advance()?;
+                continue;
+            }
+            if rest.is_empty() {
+                return Ok(StreamStatus::NeedMore(self.total_remaining()));
+            }
+            let take = rest.len().min(usize::try_from(needed).unwrap_or(usize::MAX));
+            let (part, _) = rest.split_at(take);
+            self.absorb(part)?;
+            used += take;
+        }
+    }
+
+    /// Bytes still missing from the head part currently being read.
+    fn head_remaining(&self) -> u64 {
+        if self.received < HEADER_LEN as u64 {
+            return HEADER_LEN as u64 - self.received;
+        }
+        (MIN_FRAME_PREFIX as u64 + self.identity_len).saturating_sub(self.received)
+    }
+
+    /// Bytes still missing from the whole frame, as far as it is known.
+    fn total_remaining(&self) -> u64 {
+        match self.stage {
+            Stage::Head => self.head_remaining(),
+            _ => frame_len(self.identity_len, self.payload_len).unwrap_or(u64::MAX).saturating_sub(self.received),
+        }
+    }
+
+    fn absorb(&mut self, part: &[u8]) -> Result<(), Error> {
+        match self.stage {
+            Stage::Head => {
+                for &byte in part {
+                    self.head_byte(byte)?;
+                    self.received += 1;
+                }
+                return Ok(());
+            }
+            Stage::Payload => {
+                if let Some(hasher) = self.hasher.as_mut() {
+                    hasher.update(part);
+                }
+                self.payload_seen += part.len() as u64;
+            }
+            Stage::Trailer => {
+                if let Some(slot) = self.trailer.get_mut(self.trailer_seen..self.trailer_seen + part.len()) {
+                    slot.copy_from_slice(part);
+                }
+                self.trailer_seen += part.len();
+            }
+            Stage::Complete => {}
+        }
+        self.received += part.len() as u64;
+        Ok(())
+    }
+
+    /// One byte of the head: header bytes and the payload length go to the fixed
+    /// buffer, identity bytes to the caller's. Header checks run once 22 bytes are in
+    /// (before that a short stream is `too_short`, whatever its magic says).
+    fn head_byte(&mut self, byte: u8) -> Result<(), Error> {
+        let at = self.received;
+        let identity_end = HEADER_LEN as u64 + self.identity_len;
+        if at < HEADER_LEN as u64 {
+            if let Some(slot) = self.header.get_mut(at as usize) {
+                *slot = byte;
+            }
+            if at + 1 == HEADER_LEN as u64 {
+                let header = FrameHeader::read(&self.header).copied().unwrap_or_else(|| FrameHeader::v5(0));
+                self.identity_len = u64::from(header.identity_len.get());
+            }
+        } else if at < identity_end {
+            if let Some(slot) = self.identity_buf.get_mut((at - HEADER_LEN as u64) as usize) {
+                *slot = byte;
+            }
+        } else if let Some(slot) = self.header.get_mut((HEADER_LEN as u64 + at - identity_end) as usize) {
+            *slot = byte;
+        }
+        if at + 1 == MIN_FRAME_PREFIX as u64 {
+            self.check_header_and_buffer()?;
+        }
+        Ok(())
+    }
+
+    fn check_header_and_buffer(&self) -> Result<(), Error> {
+        let header = FrameHeader::read(&self.header).copied().unwrap_or_else(|| FrameHeader::v5(0));
+        check_header(&header)?;
+        let fits_limit = self.identity_len <= u64::from(self.options.identity_limit);
+        let fits_buffer = self.identity_len <= self.identity_buf.len() as u64;
+        if fits_limit && !fits_buffer && self.options.level >= VerifyLevel::Identity {
+            return Err(Error::buffer_too_small(self.identity_len).in_field("identity_buf"));
+        }
+        Ok(())
+    }
+
+    /// Move to the next stage once the current one is complete.
+    fn advance(&mut self) -> Result<(), Error> {
+        match self.stage {
+            Stage::Head => {
+                // identity_len came from a u32 field.
+                check_identity_limit(self.identity_len as u32, &self.options)?;
+                if self.options.level >= VerifyLevel::Identity {
+                    parse_identity(self.identity_json().unwrap_or(&[]), &self.options)?;
+                }
+                let length_at = (MIN_FRAME_PREFIX - 8)..MIN_FRAME_PREFIX;
+                self.payload_len = read_u64_le(self.header.get(length_at).unwrap_or(&[]));
+                if frame_len(self.identity_len, self.payload_len).is_none() {
+                    // No stream can be long enough: the one-shot reader says the same.
+                    return Err(Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
+                        .at(HEADER_LEN as u64 + self.identity_len)
+                        .in_field("payload_len"));
+                }
+                self.stage = Stage::Payload;
+            }
+            Stage::Payload => self.stage = Stage::Trailer,
+            Stage::Trailer | Stage::Complete => self.stage = Stage::Complete,
+        }
+        Ok(())
+    }
+
+    fn identity_json(&self) -> Option<&[u8]> {
+        self.identity_buf.get(..usize::try_from(self.identity_len).ok()?)
+    }
+
+    /// End of stream: the verdict on the bytes fed. Checks the trailer (and, at the
+    /// full level, `payload_hash`) or says what the frame was cut short in.
+    pub fn finish(mut self) -> Result<StreamedFrame<'b>, Error> {
+        if let Some(err) = self.failed {
+            return Err(err);
+        }
+        if self.stage == Stage::Trailer && self.trailer_seen == 8 {
+            self.advance()?;
+        }
+        if self.stage != Stage::Complete {
+            return Err(self.truncation_error());
+        }
+        let payload_digest = self.hasher.take().map(Sha256Digest::from_hasher);
+        if let Some(digest) = &payload_digest {
+            let trailer_at = self.received - 8;
+            check_trailer(digest, self.trailer, trailer_at)?;
+        }
+        let StreamVerifier { identity_buf, identity_len, options, payload_len, trailer, .. } = self;
+        let identity_buf: &'b [u8] = identity_buf;
+        let identity_json = identity_buf.get(..usize::try_from(identity_len).unwrap_or(usize::MAX));
+        let identity = match (options.level >= VerifyLevel::Identity, identity_json) {
+            (true, Some(json)) => Some(parse_identity(json, &options)?),
+            _ => None,
+        };
+        if let (VerifyLevel::Full, Some(identity), Some(digest)) = (options.level, &identity, &payload_digest) {
+            check_payload_hash(identity, digest)?;
+        }
+        Ok(StreamedFrame { identity_json, identity, payload_len, payload_digest, trailer, level: options.level })
+    }
+
+    fn truncation_error(&self) -> Error {
+        if self.received < MIN_FRAME_PREFIX as u64 {
+            return Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(self.received);
+        }
+        if self.stage == Stage::Head {
+            return Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
+                .at(10)
+                .in_field("identity_len");
+        }
+        Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
+            .at(HEADER_LEN as u64 + self.identity_len)
+            .in_field("payload_len")
+    }
+}

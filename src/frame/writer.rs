@@ -1,0 +1,219 @@
+//! Writing frames (SPEC §1.4): without copying the payload when the caller can
+//! `writev`, in one buffer when it cannot, or in chunks when the payload streams.
+
+use super::header::{FrameHeader, DEFAULT_IDENTITY_LIMIT, HEADER_LEN, MIN_FRAME_PREFIX};
+use super::reader::frame_len;
+use crate::digest::Sha256Digest;
+use crate::error::{Error, ErrorCode};
+use crate::identity::PayloadIdentity;
+use crate::sink::{ByteSink, SliceSink};
+use core::fmt;
+use sha2::{Digest, Sha256};
+use zerocopy::IntoBytes;
+
+/// Plans a frame for one identity and payload length: its exact size, its head.
+///
+/// The head (header, canonical identity, payload length) and the trailer are separate
+/// so a caller can `writev(head, payload, trailer)` with no copy of the payload.
+///
+/// ```
+/// use membrane_frame::{FrameEncoder, Frame, PayloadIdentity, Sha256Digest};
+/// # let bytes = membrane_frame::example_frame();
+/// # let identity = Frame::parse(&bytes)?.identity().unwrap().clone();
+/// let payload = b"hello";
+/// let digest = Sha256Digest::of(payload);          // one pass: trailer (and payload_hash)
+/// let encoder = FrameEncoder::new(&identity, payload.len() as u64)?;
+/// let mut head = [0u8; 512];
+/// let head_len = encoder.write_head(&mut head)?;
+/// let frame = [&head[..head_len], payload, &digest.trailer()].concat();
+/// assert_eq!(frame.len() as u64, encoder.frame_len());
+/// assert!(Frame::parse(&frame).is_ok());
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct FrameEncoder<'i, 'a> {
+    identity: &'i PayloadIdentity<'a>,
+    identity_len: u32,
+    payload_len: u64,
+}
+
+impl<'i, 'a> FrameEncoder<'i, 'a> {
+    /// Plan a frame; fails with `identity_too_large` when the canonical identity
+    /// exceeds the default reader limit (64 KiB), so no frame is written that the
+    /// default reader would refuse.
+    pub fn new(identity: &'i PayloadIdentity<'a>, payload_len: u64) -> Result<FrameEncoder<'i, 'a>, Error> {
+        FrameEncoder::with_identity_limit(identity, payload_len, DEFAULT_IDENTITY_LIMIT)
+    }
+
+    /// [`new`](Self::new) for readers configured with another identity limit.
+    pub fn with_identity_limit(
+        identity: &'i PayloadIdentity<'a>,
+        payload_len: u64,
+        identity_limit: u32,
+    ) -> Result<FrameEncoder<'i, 'a>, Error> {
+        let identity_len = u32::try_from(identity.canonical_len())
+            .ok()
+            .filter(|&len| len <= identity_limit)
+            .ok_or(Error::new(ErrorCode::IdentityTooLarge, "canonical identity exceeds the identity limit").in_field("identity"))?;
+        if frame_len(u64::from(identity_len), payload_len).is_none() {
+            return Err(Error::new(ErrorCode::InvalidArgument, "frame length overflows u64").in_field("payload_len"));
+        }
+        Ok(FrameEncoder { identity, identity_len, payload_len })
+    }
+
+    /// Total frame length `30 + L + P`.
+    pub fn frame_len(&self) -> u64 {
+        frame_len(u64::from(self.identity_len), self.payload_len).unwrap_or(u64::MAX)
+    }
+
+    /// Length of the head: `14 + L + 8`.
+    pub fn head_len(&self) -> usize {
+        MIN_FRAME_PREFIX + self.identity_len as usize
+    }
+
+    /// Length of the canonical identity `L`.
+    pub fn identity_len(&self) -> u32 {
+        self.identity_len
+    }
+
+    /// Write the head to any sink.
+    pub fn write_head_to<S: ByteSink + ?Sized>(&self, sink: &mut S) -> Result<(), S::Error> {
+        sink.write_bytes(FrameHeader::v5(self.identity_len).as_bytes())?;
+        self.identity.write_canonical(sink)?;
+        sink.write_bytes(&self.payload_len.to_le_bytes())
+    }
+
+    /// Write the head into `out`; returns its length, or `buffer_too_small`.
+    pub fn write_head(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let mut sink = SliceSink::new(out);
+        self.write_head_to(&mut sink).map_err(|_| Error::buffer_too_small(self.head_len() as u64))?;
+        Ok(sink.len())
+    }
+}
+
+/// Encode a whole frame into `out` (head, a copy of the payload, trailer); returns the
+/// frame length, or `buffer_too_small` with the length needed.
+pub fn encode_frame(identity: &PayloadIdentity<'_>, payload: &[u8], out: &mut [u8]) -> Result<usize, Error> {
+    let encoder = FrameEncoder::new(identity, payload.len() as u64)?;
+    let total = encoder.frame_len();
+    if (out.len() as u64) < total {
+        return Err(Error::buffer_too_small(total));
+    }
+    let mut sink = SliceSink::new(out);
+    encoder.write_head_to(&mut sink).map_err(|_| Error::buffer_too_small(total))?;
+    sink.write_bytes(payload).map_err(|_| Error::buffer_too_small(total))?;
+    sink.write_bytes(&Sha256Digest::of(payload).trailer()).map_err(|_| Error::buffer_too_small(total))?;
+    Ok(sink.len())
+}
+
+/// A failure of a [`ChunkedFrameWriter`]: the frame was misused, or the sink failed.
+#[derive(Debug)]
+pub enum WriteError<E> {
+    /// A usage error (`length_mismatch`, `identity_too_large`, ...).
+    Frame(Error),
+    /// The sink refused bytes.
+    Sink(E),
+}
+
+impl<E: fmt::Debug> fmt::Display for WriteError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Frame(err) => write!(f, "{err}"),
+            WriteError::Sink(err) => write!(f, "sink failed: {err:?}"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl<E: fmt::Debug> std::error::Error for WriteError<E> {}
+
+/// What a [`ChunkedFrameWriter`] reports when it finishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkedOutcome {
+    /// SHA-256 of the payload fed.
+    pub payload_digest: Sha256Digest,
+    /// Whether the identity's `payload_hash` is that digest in hex (if not, the frame
+    /// is valid at the trailer level but fails the full level).
+    pub payload_hash_matches: bool,
+    /// Bytes written in all.
+    pub frame_len: u64,
+}
+
+/// Writes a frame whose payload arrives in chunks, with its length declared up front.
+/// The head goes out at once; each chunk passes straight through (hashed on the way);
+/// the trailer goes out at [`finish`](Self::finish). Feeding more or fewer bytes than
+/// declared is `length_mismatch`, and nothing past the declared length is written.
+///
+/// ```
+/// use membrane_frame::{ChunkedFrameWriter, Frame, IoSink};
+/// # let bytes = membrane_frame::example_frame();
+/// # let identity = Frame::parse(&bytes)?.identity().unwrap().clone();
+/// let mut out = Vec::new();
+/// let mut writer = ChunkedFrameWriter::begin(&identity, 5, IoSink(&mut out)).unwrap();
+/// writer.write_payload(b"hel").unwrap();
+/// writer.write_payload(b"lo").unwrap();
+/// let (outcome, _sink) = writer.finish().unwrap();
+/// assert!(outcome.payload_hash_matches);
+/// drop(_sink);
+/// assert_eq!(out, bytes);
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+pub struct ChunkedFrameWriter<'i, 'a, S: ByteSink> {
+    sink: S,
+    identity: &'i PayloadIdentity<'a>,
+    declared: u64,
+    fed: u64,
+    frame_len: u64,
+    hasher: Sha256,
+}
+
+impl<'i, 'a, S: ByteSink> ChunkedFrameWriter<'i, 'a, S> {
+    /// Write the head for a payload of `payload_len` bytes.
+    pub fn begin(identity: &'i PayloadIdentity<'a>, payload_len: u64, mut sink: S) -> Result<Self, WriteError<S::Error>> {
+        let encoder = FrameEncoder::new(identity, payload_len).map_err(WriteError::Frame)?;
+        encoder.write_head_to(&mut sink).map_err(WriteError::Sink)?;
+        Ok(ChunkedFrameWriter {
+            sink,
+            identity,
+            declared: payload_len,
+            fed: 0,
+            frame_len: encoder.frame_len(),
+            hasher: Sha256::new(),
+        })
+    }
+
+    /// Payload bytes still expected.
+    pub fn remaining(&self) -> u64 {
+        self.declared - self.fed
+    }
+
+    /// Pass the next payload chunk through.
+    pub fn write_payload(&mut self, chunk: &[u8]) -> Result<(), WriteError<S::Error>> {
+        if chunk.len() as u64 > self.remaining() {
+            return Err(WriteError::Frame(
+                Error::new(ErrorCode::LengthMismatch, "more payload than declared").at(HEADER_LEN as u64 + self.fed),
+            ));
+        }
+        self.hasher.update(chunk);
+        self.sink.write_bytes(chunk).map_err(WriteError::Sink)?;
+        self.fed += chunk.len() as u64;
+        Ok(())
+    }
+
+    /// Write the trailer and hand the sink back.
+    pub fn finish(mut self) -> Result<(ChunkedOutcome, S), WriteError<S::Error>> {
+        if self.fed != self.declared {
+            return Err(WriteError::Frame(
+                Error::new(ErrorCode::LengthMismatch, "less payload than declared").in_field("payload_len"),
+            ));
+        }
+        let payload_digest = Sha256Digest::from_hasher(self.hasher);
+        self.sink.write_bytes(&payload_digest.trailer()).map_err(WriteError::Sink)?;
+        let outcome = ChunkedOutcome {
+            payload_digest,
+            payload_hash_matches: payload_digest.matches_hex(&self.identity.payload_hash()),
+            frame_len: self.frame_len,
+        };
+        Ok((outcome, self.sink))
+    }
+}

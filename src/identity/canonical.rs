@@ -1,0 +1,144 @@
+//! The canonical serialisation (SPEC §2.3) and the fingerprint (SPEC §2.4).
+
+use super::{InclusiveRange, PayloadIdentity};
+use crate::digest::Sha256Digest;
+use crate::error::Error;
+use crate::json::write_escaped;
+use crate::sink::{ByteSink, CompareSink, CountingSink, SliceSink};
+use sha2::{Digest, Sha256};
+
+/// Write an integer in shortest decimal form.
+pub(crate) fn write_i64<S: ByteSink + ?Sized>(sink: &mut S, value: i64) -> Result<(), S::Error> {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        if let Some(slot) = digits.get_mut(at) {
+            *slot = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        sink.write_bytes(b"-")?;
+    }
+    sink.write_bytes(digits.get(at..).unwrap_or(&[]))
+}
+
+fn write_range<S: ByteSink + ?Sized>(sink: &mut S, range: InclusiveRange) -> Result<(), S::Error> {
+    sink.write_bytes(b"[")?;
+    write_i64(sink, range.start)?;
+    sink.write_bytes(b",")?;
+    write_i64(sink, range.end)?;
+    sink.write_bytes(b"]")
+}
+
+impl PayloadIdentity<'_> {
+    /// Write the canonical serialisation: compact, keys sorted, pure ASCII — byte for
+    /// byte Python's `json.dumps(d, sort_keys=True, separators=(",", ":"))`.
+    pub fn write_canonical<S: ByteSink + ?Sized>(&self, sink: &mut S) -> Result<(), S::Error> {
+        sink.write_bytes(b"{\"dtype\":\"")?;
+        sink.write_bytes(self.dtype.name().as_bytes())?;
+        sink.write_bytes(b"\",\"head_range\":")?;
+        write_range(sink, self.head_range)?;
+        sink.write_bytes(b",\"layer_range\":")?;
+        write_range(sink, self.layer_range)?;
+        sink.write_bytes(b",\"model_id\":")?;
+        write_escaped(sink, &self.model_id)?;
+        sink.write_bytes(b",\"model_revision\":")?;
+        write_escaped(sink, &self.model_revision)?;
+        sink.write_bytes(b",\"payload_hash\":")?;
+        write_escaped(sink, &self.payload_hash)?;
+        sink.write_bytes(b",\"shape\":[")?;
+        for (i, &dim) in self.shape.iter().enumerate() {
+            if i > 0 {
+                sink.write_bytes(b",")?;
+            }
+            write_i64(sink, dim)?;
+        }
+        sink.write_bytes(b"],\"token_span\":")?;
+        write_range(sink, self.token_span)?;
+        sink.write_bytes(b",\"tokenizer_name\":")?;
+        write_escaped(sink, &self.tokenizer_name)?;
+        sink.write_bytes(b",\"tokenizer_revision\":")?;
+        write_escaped(sink, &self.tokenizer_revision)?;
+        sink.write_bytes(b"}")
+    }
+
+    /// Length in bytes of the canonical serialisation.
+    pub fn canonical_len(&self) -> usize {
+        if self.is_canonical_source() {
+            return self.source.map_or(0, <[u8]>::len);
+        }
+        let mut counter = CountingSink::default();
+        let Ok(()) = self.write_canonical(&mut counter);
+        counter.0 as usize
+    }
+
+    /// Write the canonical serialisation into `out`; returns the length written, or
+    /// `buffer_too_small` with the length needed.
+    pub fn write_canonical_into(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let needed = self.canonical_len();
+        let mut sink = SliceSink::new(out);
+        self.write_canonical(&mut sink).map_err(|_| Error::buffer_too_small(needed as u64))?;
+        Ok(sink.len())
+    }
+
+    /// Whether the stored text is byte for byte the canonical serialisation. Built
+    /// identities are canonical by construction.
+    pub fn is_canonical(&self) -> bool {
+        self.source.is_none() || self.is_canonical_source()
+    }
+
+    fn is_canonical_source(&self) -> bool {
+        let Some(source) = self.source else {
+            return false;
+        };
+        let mut compare = CompareSink::new(source);
+        self.write_canonical(&mut compare).is_ok() && compare.is_complete()
+    }
+
+    /// SHA-256 of the canonical serialisation. When the stored text is canonical it is
+    /// hashed in one pass as it stands; otherwise the serialisation streams into the
+    /// hasher. Either way nothing is allocated.
+    ///
+    /// ```
+    /// # use membrane_frame::PayloadIdentity;
+    /// let pretty = br#"{ "payload_hash": "x", "model_id": "m", "model_revision": "",
+    ///   "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1],
+    ///   "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1] }"#;
+    /// let compact = br#"{"dtype":"int8","head_range":[-1,-1],"layer_range":[0,1],"model_id":"m","model_revision":"","payload_hash":"x","shape":[1],"token_span":[0,7],"tokenizer_name":"t","tokenizer_revision":""}"#;
+    /// let a = PayloadIdentity::parse(pretty)?;
+    /// let b = PayloadIdentity::parse(compact)?;
+    /// assert!(!a.is_canonical() && b.is_canonical());
+    /// assert_eq!(a.fingerprint(), b.fingerprint());
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn fingerprint(&self) -> Sha256Digest {
+        if let Some(source) = self.source.filter(|_| self.is_canonical_source()) {
+            return Sha256Digest::of(source);
+        }
+        let mut hasher = Sha256::new();
+        let Ok(()) = self.write_canonical(&mut hasher);
+        Sha256Digest(hasher.finalize().into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sink::SliceSink;
+
+    #[test]
+    fn integers_in_shortest_form() {
+        for value in [0, 7, -1, 10, i64::MAX, i64::MIN, -9_007_199_254_740_993] {
+            let mut buf = [0u8; 24];
+            let mut sink = SliceSink::new(&mut buf);
+            write_i64(&mut sink, value).unwrap();
+            assert_eq!(sink.written(), value.to_string().as_bytes());
+        }
+    }
+}

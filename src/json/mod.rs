@@ -1,0 +1,21 @@
+//! A strict JSON reader (SPEC §4), shared by every reader in the crate.
+//!
+//! RFC 8259 and nothing more: UTF-8 only, no comments, no trailing commas, no NaN, no
+//! leading zeros, escapes checked, surrogates paired, duplicate keys rejected at every
+//! level, one top-level value. Nesting is tracked without recursion, so the depth limit
+//! protects the stack. Strings and numbers are borrowed from the text; nothing is
+//! copied or allocated.
+//!
+//! [`Reader`] is a pull parser that yields [`Event`]s; [`validate`] checks a whole text.
+
+mod error;
+mod escape;
+mod number;
+mod reader;
+mod string;
+
+pub use error::{JsonError, JsonErrorKind};
+pub use escape::write_escaped;
+pub use number::JsonNumber;
+pub use reader::{validate, Event, Limits, Reader, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
+pub use string::{Chars, JsonStr};

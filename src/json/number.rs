@@ -1,0 +1,159 @@
+//! Numbers borrowed from a JSON text: integers read exactly, floats to the nearest f64.
+
+use super::error::{JsonError, JsonErrorKind};
+
+/// A JSON number token as it stands in the text.
+///
+/// Integer tokens (no fraction, no exponent) convert exactly with [`as_i64`] /
+/// [`as_u64`]; nothing goes through a float.
+///
+/// [`as_i64`]: JsonNumber::as_i64
+/// [`as_u64`]: JsonNumber::as_u64
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonNumber<'a> {
+    raw: &'a str,
+    is_integer: bool,
+}
+
+impl<'a> JsonNumber<'a> {
+    /// The token text, e.g. `-12`, `0.5e3`.
+    pub const fn raw(&self) -> &'a str {
+        self.raw
+    }
+
+    /// Whether the token is an integer token (no `.`, no exponent).
+    pub const fn is_integer(&self) -> bool {
+        self.is_integer
+    }
+
+    /// The exact value of an integer token within `i64`, else `None`.
+    pub fn as_i64(&self) -> Option<i64> {
+        if !self.is_integer {
+            return None;
+        }
+        let (negative, digits) = match self.raw.strip_prefix('-') {
+            Some(digits) => (true, digits),
+            None => (false, self.raw),
+        };
+        let mut value: i64 = 0;
+        for d in digits.bytes() {
+            let digit = i64::from(d.wrapping_sub(b'0'));
+            value = value.checked_mul(10)?;
+            value = if negative { value.checked_sub(digit)? } else { value.checked_add(digit)? };
+        }
+        Some(value)
+    }
+
+    /// The exact value of a non-negative integer token within `u64`, else `None`.
+    /// (`-0` is 0.)
+    pub fn as_u64(&self) -> Option<u64> {
+        if !self.is_integer {
+            return None;
+        }
+        let digits = match self.raw.strip_prefix('-') {
+            Some(digits) => {
+                return if digits == "0" { Some(0) } else { None };
+            }
+            None => self.raw,
+        };
+        let mut value: u64 = 0;
+        for d in digits.bytes() {
+            value = value.checked_mul(10)?.checked_add(u64::from(d.wrapping_sub(b'0')))?;
+        }
+        Some(value)
+    }
+
+    /// The nearest `f64` (correctly rounded; huge exponents give ±infinity, which a
+    /// caller that needs finite values must reject).
+    pub fn as_f64(&self) -> f64 {
+        // The JSON number grammar is a subset of Rust's float grammar.
+        self.raw.parse::<f64>().unwrap_or(f64::NAN)
+    }
+}
+
+fn digits_end(text: &[u8], from: usize) -> usize {
+    let rest = text.get(from..).unwrap_or(&[]);
+    from + rest.iter().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len())
+}
+
+/// Scan a number starting at `start`; returns the token and the index after it.
+pub(crate) fn scan_number(text: &[u8], start: usize) -> Result<(JsonNumber<'_>, usize), JsonError> {
+    let malformed = |at| Err(JsonError::new(JsonErrorKind::InvalidNumber, at));
+    let mut pos = start;
+    if text.get(pos) == Some(&b'-') {
+        pos += 1;
+    }
+    match text.get(pos) {
+        Some(b'0') => {
+            pos += 1;
+            if text.get(pos).is_some_and(u8::is_ascii_digit) {
+                return malformed(pos);
+            }
+        }
+        Some(b'1'..=b'9') => pos = digits_end(text, pos),
+        Some(_) => return malformed(pos),
+        None => return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, pos)),
+    }
+    let mut is_integer = true;
+    if text.get(pos) == Some(&b'.') {
+        is_integer = false;
+        let after = digits_end(text, pos + 1);
+        if after == pos + 1 {
+            return malformed(pos + 1);
+        }
+        pos = after;
+    }
+    if matches!(text.get(pos), Some(b'e' | b'E')) {
+        is_integer = false;
+        pos += 1;
+        if matches!(text.get(pos), Some(b'+' | b'-')) {
+            pos += 1;
+        }
+        let after = digits_end(text, pos);
+        if after == pos {
+            return malformed(pos);
+        }
+        pos = after;
+    }
+    // Every byte scanned is ASCII, so this is valid UTF-8.
+    let raw = text.get(start..pos).and_then(|b| core::str::from_utf8(b).ok()).unwrap_or("");
+    Ok((JsonNumber { raw, is_integer }, pos))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn number(s: &str) -> JsonNumber<'_> {
+        let (n, end) = scan_number(s.as_bytes(), 0).unwrap();
+        assert_eq!(end, s.len());
+        n
+    }
+
+    #[test]
+    fn integers_are_exact() {
+        assert_eq!(number("9223372036854775807").as_i64(), Some(i64::MAX));
+        assert_eq!(number("-9223372036854775808").as_i64(), Some(i64::MIN));
+        assert_eq!(number("9223372036854775808").as_i64(), None);
+        assert_eq!(number("18446744073709551615").as_u64(), Some(u64::MAX));
+        assert_eq!(number("18446744073709551616").as_u64(), None);
+        assert_eq!(number("-0").as_u64(), Some(0));
+        assert_eq!(number("-1").as_u64(), None);
+        assert_eq!(number("1.0").as_i64(), None);
+        assert_eq!(number("1e2").as_i64(), None);
+    }
+
+    #[test]
+    fn floats_parse() {
+        assert_eq!(number("0.1").as_f64(), 0.1);
+        assert_eq!(number("-2.5E-3").as_f64(), -0.0025);
+        assert!(number("1e999").as_f64().is_infinite());
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        for bad in ["-", "01", "1.", "1e", "1e+", "-a", ".5"] {
+            assert!(scan_number(bad.as_bytes(), 0).is_err(), "{bad}");
+        }
+    }
+}

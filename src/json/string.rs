@@ -1,0 +1,379 @@
+//! Strings borrowed from a JSON text: validated once by the reader, decoded on demand.
+
+use super::error::{JsonError, JsonErrorKind};
+use core::fmt;
+
+/// A JSON string as it stands in the text, without its quotes.
+///
+/// The reader has already checked it (UTF-8, escapes, surrogate pairs), so decoding can
+/// not fail. When [`has_escapes`](Self::has_escapes) is false the raw text *is* the
+/// value and [`as_str`](Self::as_str) hands it out without copying.
+///
+/// ```
+/// use membrane_frame::json::JsonStr;
+/// let plain = JsonStr::from_plain("llama");
+/// assert_eq!(plain.as_str(), Some("llama"));
+/// let mut buf = [0u8; 16];
+/// assert_eq!(plain.unescape_into(&mut buf), Ok("llama"));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct JsonStr<'a> {
+    raw: &'a str,
+    has_escapes: bool,
+}
+
+impl<'a> JsonStr<'a> {
+    /// A value that is already decoded text (for writers building values from Rust
+    /// strings). Any character is allowed; writers escape it.
+    pub const fn from_plain(value: &'a str) -> JsonStr<'a> {
+        JsonStr { raw: value, has_escapes: false }
+    }
+
+    /// Wrap raw JSON string content the reader has validated.
+    pub(crate) const fn from_validated(raw: &'a str, has_escapes: bool) -> JsonStr<'a> {
+        JsonStr { raw, has_escapes }
+    }
+
+    /// The text between the quotes, escapes and all.
+    pub const fn raw(&self) -> &'a str {
+        self.raw
+    }
+
+    /// Whether the raw text contains backslash escapes (so differs from the value).
+    pub const fn has_escapes(&self) -> bool {
+        self.has_escapes
+    }
+
+    /// The value without copying, when it has no escapes.
+    pub const fn as_str(&self) -> Option<&'a str> {
+        if self.has_escapes {
+            None
+        } else {
+            Some(self.raw)
+        }
+    }
+
+    /// The decoded characters.
+    pub fn chars(&self) -> Chars<'a> {
+        Chars { rest: self.raw.as_bytes(), escaped: self.has_escapes }
+    }
+
+    /// Length of the decoded value in UTF-8 bytes.
+    pub fn decoded_len(&self) -> usize {
+        if self.has_escapes {
+            self.chars().map(char::len_utf8).sum()
+        } else {
+            self.raw.len()
+        }
+    }
+
+    /// Number of decoded characters (Unicode scalar values).
+    pub fn char_count(&self) -> usize {
+        if self.has_escapes {
+            self.chars().count()
+        } else {
+            self.raw.chars().count()
+        }
+    }
+
+    /// Whether the decoded value is empty.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// Whether the decoded value equals `other`.
+    pub fn eq_str(&self, other: &str) -> bool {
+        if !self.has_escapes {
+            return self.raw == other;
+        }
+        // An escape never decodes to more bytes than it takes, so a raw text shorter
+        // than `other` cannot match.
+        if self.raw.len() < other.len() {
+            return false;
+        }
+        self.chars().eq(other.chars())
+    }
+
+    /// Whether two strings decode to the same value.
+    pub fn eq_decoded(&self, other: &JsonStr<'_>) -> bool {
+        match (self.has_escapes, other.has_escapes) {
+            (false, false) => self.raw == other.raw,
+            (false, true) => other.eq_str(self.raw),
+            (true, false) => self.eq_str(other.raw),
+            (true, true) => self.chars().eq(other.chars()),
+        }
+    }
+
+    /// Decode into `out` and return the value as `&str`.
+    ///
+    /// When `out` is too small, returns the number of bytes needed.
+    pub fn unescape_into<'b>(&self, out: &'b mut [u8]) -> Result<&'b str, usize> {
+        let needed = self.decoded_len();
+        let Some(target) = out.get_mut(..needed) else {
+            return Err(needed);
+        };
+        let mut written = 0usize;
+        for ch in self.chars() {
+            let len = ch.len_utf8();
+            if let Some(slot) = target.get_mut(written..written + len) {
+                ch.encode_utf8(slot);
+            }
+            written += len;
+        }
+        // The bytes were produced from `char`s, so they are UTF-8; this cannot fail.
+        core::str::from_utf8(target).map_err(|_| needed)
+    }
+}
+
+impl fmt::Debug for JsonStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for ch in self.chars() {
+            fmt::Display::fmt(&ch.escape_debug(), f)?;
+        }
+        f.write_str("\"")
+    }
+}
+
+impl fmt::Display for JsonStr<'_> {
+    /// The decoded value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(plain) = self.as_str() {
+            return f.write_str(plain);
+        }
+        for ch in self.chars() {
+            fmt::Write::write_char(f, ch)?;
+        }
+        Ok(())
+    }
+}
+
+/// Iterator over the decoded characters of a [`JsonStr`].
+#[derive(Clone, Debug)]
+pub struct Chars<'a> {
+    rest: &'a [u8],
+    escaped: bool,
+}
+
+impl Iterator for Chars<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        let (&first, after) = self.rest.split_first()?;
+        if first == b'\\' && self.escaped {
+            let (ch, used) = decode_escape(after);
+            self.rest = after.get(used..).unwrap_or(&[]);
+            return Some(ch);
+        }
+        let len = utf8_len(first);
+        let (bytes, rest) = self.rest.split_at_checked(len).unwrap_or((self.rest, &[]));
+        self.rest = rest;
+        Some(core::str::from_utf8(bytes).ok().and_then(|s| s.chars().next()).unwrap_or('\u{FFFD}'))
+    }
+}
+
+/// Length of a UTF-8 sequence from its first byte (text already validated).
+const fn utf8_len(first: u8) -> usize {
+    match first {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+/// Decode one validated escape (the bytes after the backslash): the char and the number
+/// of bytes it used. Validation happened in [`scan_string`]; malformed input yields
+/// U+FFFD rather than a panic.
+fn decode_escape(after: &[u8]) -> (char, usize) {
+    let simple = match after.first() {
+        Some(b'"') => '"',
+        Some(b'\\') => '\\',
+        Some(b'/') => '/',
+        Some(b'b') => '\u{8}',
+        Some(b'f') => '\u{c}',
+        Some(b'n') => '\n',
+        Some(b'r') => '\r',
+        Some(b't') => '\t',
+        Some(b'u') => {
+            let high = hex4(after.get(1..5)).unwrap_or(0xFFFD);
+            if (0xD800..0xDC00).contains(&high) {
+                let low = match (after.get(5), after.get(6)) {
+                    (Some(b'\\'), Some(b'u')) => hex4(after.get(7..11)).unwrap_or(0),
+                    _ => 0,
+                };
+                let code = 0x10000 + ((high - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF);
+                return (char::from_u32(code).unwrap_or('\u{FFFD}'), 11);
+            }
+            return (char::from_u32(high).unwrap_or('\u{FFFD}'), 5);
+        }
+        _ => '\u{FFFD}',
+    };
+    (simple, 1)
+}
+
+/// Four hex digits as a number.
+fn hex4(digits: Option<&[u8]>) -> Option<u32> {
+    let digits = digits?;
+    if digits.len() != 4 {
+        return None;
+    }
+    let mut value = 0u32;
+    for &d in digits {
+        let nibble = match d {
+            b'0'..=b'9' => d - b'0',
+            b'a'..=b'f' => d - b'a' + 10,
+            b'A'..=b'F' => d - b'A' + 10,
+            _ => return None,
+        };
+        value = (value << 4) | u32::from(nibble);
+    }
+    Some(value)
+}
+
+/// Bytes that may stand in a string without any check beyond "not special": printable
+/// ASCII other than `"` and `\`. Everything else takes the slow path.
+const fn plain_table() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7F {
+        table[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    table
+}
+static PLAIN: [bool; 256] = plain_table();
+
+#[inline(always)]
+fn is_plain(b: u8) -> bool {
+    #[allow(clippy::indexing_slicing)] // a u8 always indexes a 256-entry table
+    PLAIN[usize::from(b)]
+}
+
+/// Scan a string whose opening quote is at `start - 1`; returns the index of the
+/// closing quote and whether escapes occurred. Validates UTF-8, escapes and surrogate
+/// pairs, and rejects raw control characters.
+pub(crate) fn scan_string(text: &[u8], start: usize) -> Result<(usize, bool), JsonError> {
+    let mut pos = start;
+    let mut has_escapes = false;
+    loop {
+        let rest = text.get(pos..).unwrap_or(&[]);
+        pos += rest.iter().position(|&b| !is_plain(b)).unwrap_or(rest.len());
+        let Some(&byte) = text.get(pos) else {
+            return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, pos));
+        };
+        match byte {
+            b'"' => return Ok((pos, has_escapes)),
+            b'\\' => {
+                has_escapes = true;
+                pos = scan_escape(text, pos)?;
+            }
+            0x00..=0x1F => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
+            0x7F => pos += 1,
+            _ => pos = scan_utf8(text, pos)?,
+        }
+    }
+}
+
+/// Validate the escape whose backslash is at `at`; returns the index after it.
+fn scan_escape(text: &[u8], at: usize) -> Result<usize, JsonError> {
+    let invalid = |kind| Err(JsonError::new(kind, at));
+    match text.get(at + 1) {
+        None => invalid(JsonErrorKind::UnexpectedEnd),
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(at + 2),
+        Some(b'u') => {
+            let Some(unit) = hex4(text.get(at + 2..at + 6)) else {
+                return invalid(JsonErrorKind::InvalidEscape);
+            };
+            match unit {
+                0xD800..=0xDBFF => {
+                    let low = match (text.get(at + 6), text.get(at + 7)) {
+                        (Some(b'\\'), Some(b'u')) => hex4(text.get(at + 8..at + 12)),
+                        _ => None,
+                    };
+                    match low {
+                        Some(0xDC00..=0xDFFF) => Ok(at + 12),
+                        _ => invalid(JsonErrorKind::LoneSurrogate),
+                    }
+                }
+                0xDC00..=0xDFFF => invalid(JsonErrorKind::LoneSurrogate),
+                _ => Ok(at + 6),
+            }
+        }
+        Some(_) => invalid(JsonErrorKind::InvalidEscape),
+    }
+}
+
+/// Validate one multi-byte UTF-8 sequence starting at `at` (RFC 3629 table: no overlong
+/// forms, no surrogates, nothing above U+10FFFF); returns the index after it.
+fn scan_utf8(text: &[u8], at: usize) -> Result<usize, JsonError> {
+    let err = Err(JsonError::new(JsonErrorKind::InvalidUtf8, at));
+    let first = text.get(at).copied().unwrap_or(0);
+    let (len, second_range) = match first {
+        0xC2..=0xDF => (2, 0x80..=0xBF),
+        0xE0 => (3, 0xA0..=0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80..=0xBF),
+        0xED => (3, 0x80..=0x9F),
+        0xF0 => (4, 0x90..=0xBF),
+        0xF1..=0xF3 => (4, 0x80..=0xBF),
+        0xF4 => (4, 0x80..=0x8F),
+        _ => return err,
+    };
+    let Some(tail) = text.get(at + 1..at + len) else {
+        return err;
+    };
+    let mut bytes = tail.iter();
+    match bytes.next() {
+        Some(b) if second_range.contains(b) => {}
+        _ => return err,
+    }
+    if bytes.all(|b| (0x80..=0xBF).contains(b)) {
+        Ok(at + len)
+    } else {
+        err
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(s: &[u8]) -> Result<(usize, bool), JsonErrorKind> {
+        scan_string(s, 0).map_err(|e| e.kind)
+    }
+
+    #[test]
+    fn scans_plain_and_escaped_strings() {
+        assert_eq!(scan(b"abc\""), Ok((3, false)));
+        assert_eq!(scan(b"a\\nb\""), Ok((4, true)));
+        assert_eq!(scan(b"\\ud83d\\ude00\""), Ok((12, true)));
+        assert_eq!(scan("é☃😀\"".as_bytes()), Ok((9, false)));
+    }
+
+    #[test]
+    fn rejects_bad_strings() {
+        assert_eq!(scan(b"abc"), Err(JsonErrorKind::UnexpectedEnd));
+        assert_eq!(scan(b"a\x01\""), Err(JsonErrorKind::ControlCharacter));
+        assert_eq!(scan(b"\\x\""), Err(JsonErrorKind::InvalidEscape));
+        assert_eq!(scan(b"\\u12\""), Err(JsonErrorKind::InvalidEscape));
+        assert_eq!(scan(b"\\ud800\""), Err(JsonErrorKind::LoneSurrogate));
+        assert_eq!(scan(b"\\udc00\""), Err(JsonErrorKind::LoneSurrogate));
+        assert_eq!(scan(b"\\ud800\\u0041\""), Err(JsonErrorKind::LoneSurrogate));
+        assert_eq!(scan(b"\xc0\xaf\""), Err(JsonErrorKind::InvalidUtf8));
+        assert_eq!(scan(b"\xed\xa0\x80\""), Err(JsonErrorKind::InvalidUtf8));
+        assert_eq!(scan(b"\xf4\x90\x80\x80\""), Err(JsonErrorKind::InvalidUtf8));
+        assert_eq!(scan(b"\xe2\x98"), Err(JsonErrorKind::InvalidUtf8));
+    }
+
+    #[test]
+    fn decodes_escapes() {
+        let s = JsonStr::from_validated("a\\u00e8\\n\\ud83d\\ude00\\/", true);
+        let mut buf = [0u8; 32];
+        assert_eq!(s.unescape_into(&mut buf), Ok("aè\n😀/"));
+        assert_eq!(s.decoded_len(), "aè\n😀/".len());
+        assert!(s.eq_str("aè\n😀/"));
+        assert!(!s.eq_str("aè\n😀"));
+        let mut small = [0u8; 3];
+        assert_eq!(s.unescape_into(&mut small), Err("aè\n😀/".len()));
+    }
+}

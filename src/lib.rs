@@ -1,0 +1,52 @@
+//! Reader, verifier and writer for the Membrane v5 KV-cache fragment formats.
+//!
+//! The core is `no_std` and allocation-free: it parses and verifies frames in place on
+//! borrowed buffers or memory maps, and writes them into caller buffers or any
+//! [`ByteSink`], byte-compatible with the deployed Python implementation. The contract
+//! is `SPEC.md`; section numbers in these docs refer to it.
+//!
+//! ```
+//! use membrane_frame::{Frame, ReadOptions, VerifyLevel};
+//! # let bytes = membrane_frame::example_frame();
+//! let frame = Frame::parse_exact(&bytes, &ReadOptions::new().level(VerifyLevel::Full))?;
+//! println!("{} bytes of {}", frame.payload().len(), frame.identity().unwrap().dtype());
+//! # Ok::<(), membrane_frame::Error>(())
+//! ```
+#![cfg_attr(not(any(test, feature = "std")), no_std)]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![warn(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::todo,
+    clippy::unimplemented,
+    clippy::std_instead_of_core
+)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::std_instead_of_core))]
+
+mod digest;
+mod error;
+pub mod frame;
+pub mod identity;
+pub mod json;
+mod sink;
+
+pub use digest::{HexDigest, Sha256Digest};
+pub use error::{Error, ErrorClass, ErrorCode};
+pub use frame::{
+    encode_frame, ChunkedFrameWriter, Frame, FrameEncoder, FrameHeader, ParseMode, ReadOptions,
+    StreamStatus, StreamVerifier, StreamedFrame, VerifyLevel,
+};
+pub use identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity};
+#[cfg(feature = "std")]
+pub use sink::IoSink;
+pub use sink::{BufferFull, ByteSink, CountingSink, SliceSink};
+
+#[doc(hidden)]
+/// A small valid frame for documentation examples.
+#[cfg(feature = "std")]
+pub fn example_frame() -> std::vec::Vec<u8> {
+    frame::example_frame()
+}

@@ -1,0 +1,154 @@
+//! Where writers put bytes: a hasher, a caller's buffer, a counter, or (with `std`) any
+//! `io::Write`. Writers are generic over [`ByteSink`] so the same code serialises into
+//! SHA-256 for a fingerprint and into a buffer for a frame, with no allocation.
+
+use core::convert::Infallible;
+use sha2::{Digest, Sha256};
+
+/// A destination for bytes.
+pub trait ByteSink {
+    /// What a failed write reports.
+    type Error;
+    /// Append `bytes`.
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
+}
+
+impl ByteSink for Sha256 {
+    type Error = Infallible;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Infallible> {
+        self.update(bytes);
+        Ok(())
+    }
+}
+
+impl<S: ByteSink + ?Sized> ByteSink for &mut S {
+    type Error = S::Error;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), S::Error> {
+        (**self).write_bytes(bytes)
+    }
+}
+
+/// The output buffer of a [`SliceSink`] is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferFull;
+
+/// Writes into a caller's buffer; fails with [`BufferFull`] instead of overrunning it.
+#[derive(Debug)]
+pub struct SliceSink<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+}
+
+impl<'b> SliceSink<'b> {
+    /// A sink that fills `buf` from the start.
+    pub fn new(buf: &'b mut [u8]) -> SliceSink<'b> {
+        SliceSink { buf, len: 0 }
+    }
+
+    /// The bytes written so far.
+    pub fn written(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+
+    /// Number of bytes written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl ByteSink for SliceSink<'_> {
+    type Error = BufferFull;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), BufferFull> {
+        let end = self.len.checked_add(bytes.len()).ok_or(BufferFull)?;
+        let target = self.buf.get_mut(self.len..end).ok_or(BufferFull)?;
+        target.copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Counts bytes without storing them (to size a buffer before writing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountingSink(pub u64);
+
+impl ByteSink for CountingSink {
+    type Error = Infallible;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Infallible> {
+        self.0 = self.0.saturating_add(bytes.len() as u64);
+        Ok(())
+    }
+}
+
+/// Compares what is written with an expected text and stops at the first difference.
+#[derive(Debug)]
+pub(crate) struct CompareSink<'e> {
+    rest: &'e [u8],
+}
+
+/// The written bytes differ from the expected ones.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Differs;
+
+impl<'e> CompareSink<'e> {
+    pub(crate) fn new(expected: &'e [u8]) -> CompareSink<'e> {
+        CompareSink { rest: expected }
+    }
+
+    /// Whether everything expected was written, and nothing more.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.rest.is_empty()
+    }
+}
+
+impl ByteSink for CompareSink<'_> {
+    type Error = Differs;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Differs> {
+        match self.rest.split_at_checked(bytes.len()) {
+            Some((head, tail)) if head == bytes => {
+                self.rest = tail;
+                Ok(())
+            }
+            _ => Err(Differs),
+        }
+    }
+}
+
+/// Adapts any `std::io::Write` (a file, a socket, a `Vec<u8>`).
+#[cfg(feature = "std")]
+#[derive(Debug)]
+pub struct IoSink<W: std::io::Write>(pub W);
+
+#[cfg(feature = "std")]
+impl<W: std::io::Write> ByteSink for IoSink<W> {
+    type Error = std::io::Error;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), std::io::Error> {
+        self.0.write_all(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slice_sink_never_overruns() {
+        let mut buf = [0u8; 4];
+        let mut sink = SliceSink::new(&mut buf);
+        assert_eq!(sink.write_bytes(b"abc"), Ok(()));
+        assert_eq!(sink.write_bytes(b"de"), Err(BufferFull));
+        assert_eq!(sink.written(), b"abc");
+    }
+
+    #[test]
+    fn compare_sink_detects_prefix_and_difference() {
+        let mut sink = CompareSink::new(b"abcd");
+        assert!(sink.write_bytes(b"ab").is_ok());
+        assert!(!sink.is_complete());
+        assert!(sink.write_bytes(b"cx").is_err());
+    }
+}
