@@ -1,0 +1,48 @@
+//! Shared helpers for the integration tests: where the conformance vectors live.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The vectors folder: `$MEMBRANE_VECTORS`, else `../shared/vectors` beside the checkout.
+///
+/// A missing folder fails the test with a loud banner: a conformance check that did
+/// not run is never reported as a pass.
+pub fn vectors_dir() -> PathBuf {
+    let dir = match std::env::var_os("MEMBRANE_VECTORS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
+    };
+    if !dir.join("frames.jsonl").is_file() {
+        eprintln!("\n{}", "!".repeat(78));
+        eprintln!("!!! CONFORMANCE VECTORS NOT FOUND at {}", dir.display());
+        eprintln!("!!! Set MEMBRANE_VECTORS to the folder holding frames.jsonl. These tests");
+        eprintln!("!!! FAIL rather than pass without checking anything.");
+        eprintln!("{}\n", "!".repeat(78));
+        panic!("conformance vectors not found at {}", dir.display());
+    }
+    dir
+}
+
+/// Every line of a JSON-lines vector file, parsed.
+pub fn read_jsonl(name: &str) -> Vec<serde_json::Value> {
+    read_lines(name).iter().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+/// Every non-blank line of a vector file.
+pub fn read_lines(name: &str) -> Vec<String> {
+    let path = vectors_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let lines: Vec<String> = text.lines().filter(|l| !l.trim().is_empty()).map(String::from).collect();
+    assert!(!lines.is_empty(), "{} has no vectors", path.display());
+    lines
+}
+
+/// The bytes of a file named in a vector, relative to the vectors folder.
+pub fn read_vector_file(relative: &str) -> Vec<u8> {
+    let path = vectors_dir().join(relative);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
