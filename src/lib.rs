@@ -13,7 +13,8 @@
 //! # Ok::<(), membrane_frame::Error>(())
 //! ```
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
-#![forbid(unsafe_code)]
+// Unsafe code lives only at the C ABI boundary (`ffi`), each block with a SAFETY note.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(
     clippy::indexing_slicing,
@@ -36,8 +37,8 @@ mod sink;
 pub use digest::{HexDigest, Sha256Digest};
 pub use error::{Error, ErrorClass, ErrorCode};
 pub use frame::{
-    encode_frame, ChunkedFrameWriter, Frame, FrameEncoder, FrameHeader, ParseMode, ReadOptions,
-    StreamStatus, StreamVerifier, StreamedFrame, VerifyLevel,
+    encode_frame, ChunkedFrameWriter, ChunkedOutcome, Frame, FrameEncoder, FrameHeader, ParseMode, ReadOptions,
+    StreamStatus, StreamVerifier, StreamedFrame, VerifyLevel, WriteError,
 };
 pub use identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity};
 #[cfg(feature = "std")]

@@ -91,7 +91,7 @@ struct KeySlot {
 ///         assert_eq!(n.as_i64(), Some(1));
 ///     }
 /// }
-/// assert_eq!(events, 6);
+/// assert_eq!(events, 7); // {, "a", [, 1, true, ], }
 /// assert!(membrane_frame::json::validate(br#"{"a":1,"a":2}"#, Limits::default()).is_err());
 /// ```
 pub struct Reader<'a, const KEYS: usize = DEFAULT_KEY_CAPACITY> {
