@@ -63,8 +63,8 @@ impl<'a> JsonNumber<'a> {
         Some(value)
     }
 
-    /// The nearest `f64` (correctly rounded; huge exponents give ±infinity, which a
-    /// caller that needs finite values must reject).
+    /// The nearest `f64`, correctly rounded. Always finite: the reader rejects numbers
+    /// beyond the `f64` range.
     pub fn as_f64(&self) -> f64 {
         // The JSON number grammar is a subset of Rust's float grammar.
         self.raw.parse::<f64>().unwrap_or(f64::NAN)
@@ -117,7 +117,13 @@ pub(crate) fn scan_number(text: &[u8], start: usize) -> Result<(JsonNumber<'_>, 
     }
     // Every byte scanned is ASCII, so this is valid UTF-8.
     let raw = text.get(start..pos).and_then(|b| core::str::from_utf8(b).ok()).unwrap_or("");
-    Ok((JsonNumber { raw, is_integer }, pos))
+    let number = JsonNumber { raw, is_integer };
+    // A number beyond the f64 range (`1e999`) has no nearest f64; mainstream strict
+    // parsers reject it, and so do we. Short integer tokens can never get there.
+    if (!is_integer || raw.len() > 300) && !number.as_f64().is_finite() {
+        return malformed(start);
+    }
+    Ok((number, pos))
 }
 
 #[cfg(test)]
@@ -147,7 +153,9 @@ mod tests {
     fn floats_parse() {
         assert_eq!(number("0.1").as_f64(), 0.1);
         assert_eq!(number("-2.5E-3").as_f64(), -0.0025);
-        assert!(number("1e999").as_f64().is_infinite());
+        assert!(scan_number(b"1e999", 0).is_err());
+        assert!(scan_number(b"-1.5e308", 0).is_ok());
+        assert!(scan_number("9".repeat(400).as_bytes(), 0).is_err());
     }
 
     #[test]
