@@ -7,8 +7,8 @@
 mod common;
 
 use membrane_frame::{
-    encode_frame, ChunkedFrameWriter, Frame, FrameEncoder, ParseMode, PayloadIdentity, ReadOptions, SliceSink,
-    StreamVerifier, VerifyLevel,
+    encode_frame, ChunkedFrameWriter, Frame, FrameEncoder, ParseMode, PayloadIdentity, ReadOptions,
+    SliceSink, StreamVerifier, VerifyLevel,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,7 +50,12 @@ fn main() {
     let cases = common::read_jsonl("frames.jsonl");
     let frames: Vec<(String, Vec<u8>)> = cases
         .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_string(), common::read_vector_file(c["file"].as_str().unwrap())))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                common::read_vector_file(c["file"].as_str().unwrap()),
+            )
+        })
         .collect();
     let mut out = vec![0u8; 1 << 20];
     let mut identity_buf = vec![0u8; 64 * 1024];
@@ -72,7 +77,8 @@ fn main() {
             });
             expect_none("parse", name, n);
             let n = allocations_in(|| {
-                let mut verifier = StreamVerifier::new(options, ParseMode::Exact, &mut identity_buf);
+                let mut verifier =
+                    StreamVerifier::new(options, ParseMode::Exact, &mut identity_buf);
                 for chunk in bytes.chunks(13) {
                     if verifier.feed(chunk).is_err() {
                         break;
@@ -82,7 +88,9 @@ fn main() {
             });
             expect_none("streaming verify", name, n);
         }
-        let Ok(frame) = Frame::parse(bytes) else { continue };
+        let Ok(frame) = Frame::parse(bytes) else {
+            continue;
+        };
         let identity: &PayloadIdentity = frame.identity().unwrap();
         let n = allocations_in(|| {
             std::hint::black_box(identity.fingerprint());
@@ -98,7 +106,8 @@ fn main() {
         expect_none("encode", name, n);
         let n = allocations_in(|| {
             let sink = SliceSink::new(&mut out);
-            let mut writer = ChunkedFrameWriter::begin(identity, frame.payload().len() as u64, sink).unwrap();
+            let mut writer =
+                ChunkedFrameWriter::begin(identity, frame.payload().len() as u64, sink).unwrap();
             for chunk in frame.payload().chunks(100) {
                 writer.write_payload(chunk).unwrap();
             }

@@ -3,8 +3,8 @@
 //! accepted as the original.
 
 use membrane_frame::{
-    encode_frame, Dtype, Frame, IdentityValues, InclusiveRange, ParseMode, PayloadIdentity, ReadOptions,
-    Sha256Digest, StreamStatus, StreamVerifier, VerifyLevel,
+    encode_frame, Dtype, Frame, IdentityValues, InclusiveRange, ParseMode, PayloadIdentity,
+    ReadOptions, Sha256Digest, StreamStatus, StreamVerifier, VerifyLevel,
 };
 use proptest::prelude::*;
 
@@ -27,8 +27,20 @@ fn any_text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z0-9./_-]{0,24}",
         any::<String>(),
-        proptest::collection::vec(prop_oneof![Just('"'), Just('\\'), Just('\n'), Just('\u{7f}'), Just('\u{1}'), Just('é'), Just('😀'), Just('/')], 0..8)
-            .prop_map(|chars| chars.into_iter().collect()),
+        proptest::collection::vec(
+            prop_oneof![
+                Just('"'),
+                Just('\\'),
+                Just('\n'),
+                Just('\u{7f}'),
+                Just('\u{1}'),
+                Just('é'),
+                Just('😀'),
+                Just('/')
+            ],
+            0..8
+        )
+        .prop_map(|chars| chars.into_iter().collect()),
     ]
 }
 
@@ -41,11 +53,20 @@ fn values() -> impl Strategy<Value = Values> {
         proptest::sample::select(Dtype::ALL),
         proptest::collection::vec(any::<i64>(), 1..=16),
     )
-        .prop_map(|(strings, layer, head, span, dtype, shape)| Values { strings, layer, head, span, dtype, shape })
+        .prop_map(|(strings, layer, head, span, dtype, shape)| Values {
+            strings,
+            layer,
+            head,
+            span,
+            dtype,
+            shape,
+        })
 }
 
 fn identity<'a>(values: &'a Values, payload_hash: &'a str) -> PayloadIdentity<'a> {
-    let head = values.head.map_or(InclusiveRange::ALL_HEADS, |(a, b)| InclusiveRange::new(a, b));
+    let head = values.head.map_or(InclusiveRange::ALL_HEADS, |(a, b)| {
+        InclusiveRange::new(a, b)
+    });
     IdentityValues {
         payload_hash,
         model_id: &values.strings[0],
@@ -78,9 +99,17 @@ fn one_shot(bytes: &[u8], level: VerifyLevel) -> Result<(u64, Option<Sha256Diges
         .map_err(|e| e.code().name().to_string())
 }
 
-fn streamed(bytes: &[u8], level: VerifyLevel, cuts: &[usize]) -> Result<(u64, Option<Sha256Digest>), String> {
+fn streamed(
+    bytes: &[u8],
+    level: VerifyLevel,
+    cuts: &[usize],
+) -> Result<(u64, Option<Sha256Digest>), String> {
     let mut identity = vec![0u8; 64 * 1024];
-    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+    let mut verifier = StreamVerifier::new(
+        ReadOptions::new().level(level),
+        ParseMode::Exact,
+        &mut identity,
+    );
     let mut rest = bytes;
     let mut cuts = cuts.iter().cycle();
     while !rest.is_empty() {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The one command that runs every check of the project: Rust tests (including the
+# vector conformance suite), the no_std proofs, Miri, the C ABI header freshness and
+# the C/C++ examples. Each step prints a banner; the last line is
+# `check: N passed, N failed`. A step that cannot run here FAILS or says so loudly —
+# it is never counted as a pass.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+
+passed=0
+failed=0
+failures=()
+notices=()
+
+step() {
+    local name=$1
+    shift
+    echo
+    echo "=================== $name"
+    local start=$SECONDS
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "------------------- ok: $name ($((SECONDS - start)) s)"
+    else
+        failed=$((failed + 1))
+        failures+=("$name")
+        echo "------------------- FAILED: $name ($((SECONDS - start)) s)"
+    fi
+}
+
+loud() {
+    notices+=("$1")
+    echo
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    echo "!!! NOT RUN: $1"
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+}
+
+vectors=${MEMBRANE_VECTORS:-$(pwd)/../shared/vectors}
+if [ ! -f "$vectors/frames.jsonl" ]; then
+    loud "conformance vectors not found at $vectors (set MEMBRANE_VECTORS); the vector tests below will FAIL"
+fi
+export MEMBRANE_VECTORS=$vectors
+
+if command -v rustfmt >/dev/null 2>&1; then
+    step "rustfmt" cargo fmt --all -- --check
+else
+    loud "rustfmt is not installed: formatting not checked"
+fi
+step "clippy (all targets, warnings are errors)" cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test (lib, integration, vectors, properties, doc)" cargo test --workspace
+step "cargo test --no-default-features (core without std)" cargo test --no-default-features --lib
+step "benchmarks compile" cargo bench --no-run
+
+# no_std, proof 1: the core builds for a bare-metal target that has no std at all.
+if rustup target list --installed 2>/dev/null | grep -qx thumbv7em-none-eabihf ||
+    rustup target add thumbv7em-none-eabihf >/dev/null 2>&1; then
+    step "no_std: core builds for thumbv7em-none-eabihf" \
+        cargo rustc --lib --no-default-features --target thumbv7em-none-eabihf --crate-type rlib
+else
+    loud "rustup cannot add thumbv7em-none-eabihf here: the bare-metal no_std build did not run (the host no_std link below still runs)"
+fi
+# no_std, proof 2: the core links into a #![no_std] host program with its own panic
+# handler, and the program's verdicts are right.
+step "no_std: freestanding host program links and runs" \
+    bash -c 'cd nostd-check && CARGO_TARGET_DIR=../target/nostd cargo run --release --quiet'
+
+# Miri over the core's unit tests, where the toolchain has it.
+if cargo +nightly miri --version >/dev/null 2>&1; then
+    step "miri: core unit tests" env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --lib --quiet
+else
+    loud "no nightly toolchain with Miri here: undefined-behaviour check did not run"
+fi
+
+if [ -f c-examples/Makefile ]; then
+    step "C and C++ examples (Makefile, CMake, sanitizers, valgrind, C vector test)" make -C c-examples check
+else
+    loud "c-examples/Makefile is missing: the C ABI was not exercised"
+fi
+
+echo
+echo "=================== summary"
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+for n in "${notices[@]}"; do echo "NOT RUN: $n"; done
+echo "check: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

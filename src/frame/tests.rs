@@ -1,0 +1,145 @@
+//! Unit tests of the frame reader, streaming verifier and writers on small frames
+//! (small enough for Miri; the vector and property suites live in `tests/`).
+
+use super::*;
+use crate::{ErrorCode, IoSink, SliceSink};
+use std::vec::Vec;
+
+fn frame() -> Vec<u8> {
+    example_frame()
+}
+
+fn code(bytes: &[u8], level: VerifyLevel) -> Option<ErrorCode> {
+    Frame::parse_exact(bytes, &ReadOptions::new().level(level)).err().map(|e| e.code())
+}
+
+#[test]
+fn accepts_a_valid_frame_at_every_level() {
+    let bytes = frame();
+    for level in VerifyLevel::ALL {
+        let parsed = Frame::parse_exact(&bytes, &ReadOptions::new().level(level)).unwrap();
+        assert_eq!(parsed.payload(), b"hello");
+        assert_eq!(parsed.len(), bytes.len());
+        assert_eq!(parsed.identity().is_some(), level >= VerifyLevel::Identity);
+        assert_eq!(parsed.payload_digest().is_some(), level >= VerifyLevel::Trailer);
+    }
+}
+
+#[test]
+fn rejects_each_header_field() {
+    let bytes = frame();
+    let damaged = |at: usize, value: u8| {
+        let mut copy = bytes.clone();
+        copy[at] = value;
+        code(&copy, VerifyLevel::Layout)
+    };
+    assert_eq!(damaged(3, 0x04), Some(ErrorCode::LegacyFrame));
+    assert_eq!(damaged(3, 0x02), Some(ErrorCode::LegacyFrame));
+    assert_eq!(damaged(0, 0x00), Some(ErrorCode::BadMagic));
+    assert_eq!(damaged(4, 4), Some(ErrorCode::SchemaMismatch));
+    assert_eq!(damaged(5, 5), Some(ErrorCode::SchemaMismatch));
+    assert_eq!(damaged(8, 1), Some(ErrorCode::ReservedNonzero));
+    assert_eq!(damaged(13, 1), Some(ErrorCode::IdentityOverrun));
+    assert_eq!(code(&bytes[..21], VerifyLevel::Layout), Some(ErrorCode::TooShort));
+}
+
+#[test]
+fn reports_offsets_and_fields() {
+    let bytes = frame();
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    let err = Frame::parse(&flipped).unwrap_err();
+    assert_eq!((err.code(), err.offset(), err.field()), (ErrorCode::TrailerMismatch, Some(last as u64 - 7), Some("trailer")));
+    let mut extra = bytes.clone();
+    extra.push(0);
+    let err = Frame::parse(&extra).unwrap_err();
+    assert_eq!((err.code(), err.offset()), (ErrorCode::TrailingBytes, Some(bytes.len() as u64)));
+    let (_, rest) = Frame::parse_prefix(&extra, &ReadOptions::new()).unwrap();
+    assert_eq!(rest, &[0]);
+}
+
+#[test]
+fn identity_limit_applies_after_the_overrun_check() {
+    let bytes = frame();
+    let small = ReadOptions::new().identity_limit(10);
+    assert_eq!(Frame::parse_exact(&bytes, &small).unwrap_err().code(), ErrorCode::IdentityTooLarge);
+}
+
+fn stream(bytes: &[u8], level: VerifyLevel, chunk: usize) -> Result<u64, ErrorCode> {
+    let mut identity = [0u8; 512];
+    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+    for part in bytes.chunks(chunk) {
+        verifier.feed(part).map_err(|e| e.code())?;
+    }
+    verifier.finish().map(|f| f.payload_len()).map_err(|e| e.code())
+}
+
+#[test]
+fn streaming_matches_one_shot_for_every_truncation() {
+    let bytes = frame();
+    for len in 0..=bytes.len() {
+        for level in VerifyLevel::ALL {
+            let one_shot = Frame::parse_exact(&bytes[..len], &ReadOptions::new().level(level))
+                .map(|f| f.payload().len() as u64)
+                .map_err(|e| e.code());
+            assert_eq!(stream(&bytes[..len], level, 3), one_shot, "len {len} {level:?}");
+        }
+    }
+}
+
+#[test]
+fn streaming_reports_what_it_needs() {
+    let bytes = frame();
+    let mut identity = [0u8; 512];
+    let mut verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut identity);
+    assert_eq!(verifier.feed(&bytes[..4]).unwrap(), StreamStatus::NeedMore(10));
+    let identity_len = bytes.len() as u64 - 30 - 5;
+    assert_eq!(verifier.feed(&bytes[4..14]).unwrap(), StreamStatus::NeedMore(identity_len + 8));
+    assert_eq!(verifier.feed(&bytes[14..bytes.len() - 1]).unwrap(), StreamStatus::NeedMore(1));
+    assert_eq!(verifier.feed(&bytes[bytes.len() - 1..]).unwrap(), StreamStatus::Complete { consumed: 1 });
+    assert!(verifier.feed(b"x").is_err());
+}
+
+#[test]
+fn streaming_needs_room_for_the_identity() {
+    let bytes = frame();
+    let mut tiny = [0u8; 8];
+    let mut verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut tiny);
+    let err = verifier.feed(&bytes).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::BufferTooSmall);
+    assert_eq!(err.needed(), Some(bytes.len() as u64 - 35));
+}
+
+#[test]
+fn encoders_agree_and_report_sizes() {
+    let bytes = frame();
+    let parsed = Frame::parse(&bytes).unwrap();
+    let identity = parsed.identity().unwrap();
+    let mut small = [0u8; 40];
+    let err = encode_frame(identity, b"hello", &mut small).unwrap_err();
+    assert_eq!((err.code(), err.needed()), (ErrorCode::BufferTooSmall, Some(bytes.len() as u64)));
+    let encoder = FrameEncoder::new(identity, 5).unwrap();
+    assert_eq!(encoder.frame_len(), bytes.len() as u64);
+    let mut head = [0u8; 512];
+    let head_len = encoder.write_head(&mut head).unwrap();
+    assert_eq!(&head[..head_len], &bytes[..head_len]);
+}
+
+#[test]
+fn chunked_writer_checks_the_declared_length() {
+    let bytes = frame();
+    let parsed = Frame::parse(&bytes).unwrap();
+    let identity = parsed.identity().unwrap();
+    let mut out = Vec::new();
+    let mut writer = ChunkedFrameWriter::begin(identity, 5, IoSink(&mut out)).unwrap();
+    writer.write_payload(b"hel").unwrap();
+    assert!(matches!(writer.write_payload(b"lo!"), Err(WriteError::Frame(e)) if e.code() == ErrorCode::LengthMismatch));
+    assert!(matches!(writer.finish(), Err(WriteError::Frame(e)) if e.code() == ErrorCode::LengthMismatch));
+    let mut buf = [0u8; 512];
+    let mut writer = ChunkedFrameWriter::begin(identity, 5, SliceSink::new(&mut buf)).unwrap();
+    writer.write_payload(b"hello").unwrap();
+    let (outcome, sink) = writer.finish().unwrap();
+    assert!(outcome.payload_hash_matches);
+    assert_eq!(sink.written(), &bytes[..]);
+}

@@ -1,0 +1,91 @@
+//! Unit tests of identity parsing rules and error reporting.
+
+use super::*;
+use crate::ErrorCode;
+use std::format;
+use std::string::String;
+
+const BASE: &str = r#""payload_hash":"x","model_id":"m","model_revision":"","tokenizer_name":"t","tokenizer_revision":"","layer_range":[0,1],"head_range":[-1,-1],"token_span":[0,7],"dtype":"int8","shape":[1]"#;
+
+fn with(replace: &str, by: &str) -> String {
+    assert!(BASE.contains(replace), "{replace}");
+    format!("{{{}}}", BASE.replacen(replace, by, 1))
+}
+
+fn problem(text: &str) -> (ErrorCode, Option<&'static str>) {
+    let err = PayloadIdentity::parse(text.as_bytes()).unwrap_err();
+    (err.code(), err.field())
+}
+
+#[test]
+fn base_identity_is_valid() {
+    let text = format!("{{{BASE}}}");
+    let identity = PayloadIdentity::parse(text.as_bytes()).unwrap();
+    assert_eq!(identity.shape(), &[1]);
+    assert_eq!(identity.tensor_bytes(), Some(1));
+}
+
+#[test]
+fn field_rules() {
+    use ErrorCode::IdentityField as F;
+    assert_eq!(problem(&with(r#""layer_range":[0,1]"#, r#""layer_range":[2,1]"#)), (F, Some("layer_range")));
+    assert_eq!(problem(&with(r#""layer_range":[0,1]"#, r#""layer_range":[-1,1]"#)), (F, Some("layer_range")));
+    assert_eq!(problem(&with(r#""layer_range":[0,1]"#, r#""layer_range":[0,1,2]"#)), (F, Some("layer_range")));
+    assert_eq!(problem(&with(r#""layer_range":[0,1]"#, r#""layer_range":[0]"#)), (F, Some("layer_range")));
+    assert_eq!(problem(&with(r#""layer_range":[0,1]"#, r#""layer_range":[0,1.0]"#)), (F, Some("layer_range")));
+    assert_eq!(problem(&with(r#""head_range":[-1,-1]"#, r#""head_range":[-1,3]"#)), (F, Some("head_range")));
+    assert_eq!(problem(&with(r#""token_span":[0,7]"#, r#""token_span":[0,9223372036854775808]"#)), (F, Some("token_span")));
+    assert_eq!(problem(&with(r#""dtype":"int8""#, r#""dtype":"INT8""#)), (F, Some("dtype")));
+    assert_eq!(problem(&with(r#""dtype":"int8""#, r#""dtype":null"#)), (F, Some("dtype")));
+    assert_eq!(problem(&with(r#""shape":[1]"#, r#""shape":[]"#)), (F, Some("shape")));
+    assert_eq!(problem(&with(r#""shape":[1]"#, &format!(r#""shape":[{}1]"#, "1,".repeat(16)))), (F, Some("shape")));
+    assert_eq!(problem(&with(r#""payload_hash":"x""#, r#""payload_hash":"""#)), (F, Some("payload_hash")));
+    assert_eq!(problem(&with(r#""model_id":"m""#, r#""model_id":7"#)), (F, Some("model_id")));
+    assert_eq!(problem(&with(r#""model_id":"m""#, r#""extra":1,"model_id":"m""#)), (F, None));
+    assert_eq!(problem(&with(r#""model_id":"m","#, "")), (F, Some("model_id")));
+}
+
+#[test]
+fn json_problems_win_over_field_problems() {
+    let text = with(r#""dtype":"int8""#, r#""dtype":"bad","x":{"a":1,"a":2}"#);
+    assert_eq!(problem(&text).0, ErrorCode::IdentityJson);
+    assert_eq!(problem("[1]").0, ErrorCode::IdentityJson);
+    assert_eq!(problem("").0, ErrorCode::IdentityJson);
+}
+
+#[test]
+fn field_errors_point_at_the_value() {
+    let text = with(r#""dtype":"int8""#, r#""dtype":"f16""#);
+    let err = PayloadIdentity::parse(text.as_bytes()).unwrap_err();
+    assert_eq!(err.offset(), Some(text.find("\"f16\"").unwrap() as u64));
+}
+
+#[test]
+fn escaped_keys_and_values_are_accepted_and_canonicalised() {
+    let text = with(r#""dtype":"int8""#, r#""\u0064type":"int\u0038""#);
+    let identity = PayloadIdentity::parse(text.as_bytes()).unwrap();
+    assert_eq!(identity.dtype(), Dtype::Int8);
+    assert!(!identity.is_canonical());
+}
+
+#[test]
+fn built_identities_validate_their_values() {
+    let values = IdentityValues {
+        payload_hash: "x",
+        model_id: "m",
+        model_revision: "",
+        tokenizer_name: "t",
+        tokenizer_revision: "",
+        layer_range: InclusiveRange::new(0, 1),
+        head_range: InclusiveRange::ALL_HEADS,
+        token_span: InclusiveRange::new(0, 7),
+        dtype: Dtype::Int8,
+        shape: &[1],
+    };
+    assert!(values.build().is_ok());
+    assert!(IdentityValues { payload_hash: "", ..values }.build().is_err());
+    assert!(IdentityValues { layer_range: InclusiveRange::new(3, 2), ..values }.build().is_err());
+    assert!(IdentityValues { head_range: InclusiveRange::new(-1, 0), ..values }.build().is_err());
+    assert!(IdentityValues { shape: &[], ..values }.build().is_err());
+    assert!(IdentityValues { shape: &[1; 17], ..values }.build().is_err());
+}
