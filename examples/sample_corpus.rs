@@ -6,8 +6,7 @@
 //! Run: `cargo run --release --example sample_corpus [DIR]`
 
 use membrane_frame::{
-    encode_frame, Dtype, Frame, IdentityValues, InclusiveRange, ReadOptions, Sha256Digest,
-    VerifyLevel,
+    encode_frame, Dtype, Frame, IdentityValues, InclusiveRange, ReadOptions, Sha256Digest, VerifyLevel,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -95,17 +94,10 @@ fn payload(len: usize, seed: u64) -> Vec<u8> {
 
 fn write_frame(fragment: &Fragment, seed: u64) -> Result<Vec<u8>, membrane_frame::Error> {
     let layers = fragment.layers.1 - fragment.layers.0 + 1;
-    let shape = [
-        2,
-        layers,
-        fragment.heads,
-        fragment.tokens,
-        fragment.head_dim,
-    ];
+    let shape = [2, layers, fragment.heads, fragment.tokens, fragment.head_dim];
     // Size the payload from the tensor shape, capped to keep the corpus small.
     let elements: i64 = shape.iter().product();
-    let bytes =
-        ((elements as u64 * u64::from(fragment.dtype.bits())).div_ceil(8)).min(4 << 20) as usize;
+    let bytes = ((elements as u64 * u64::from(fragment.dtype.bits())).div_ceil(8)).min(4 << 20) as usize;
     let data = payload(bytes, seed);
     let hash = Sha256Digest::of(&data).to_hex();
     let identity = IdentityValues {
@@ -143,10 +135,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         flipped[identity_end + 8 + 3] ^= 0x10;
         variants.push((format!("{}.payload-flip.frame", fragment.name), flipped));
         if i % 2 == 0 {
-            variants.push((
-                format!("{}.truncated.frame", fragment.name),
-                frame[..frame.len() - 3].to_vec(),
-            ));
+            variants.push((format!("{}.truncated.frame", fragment.name), frame[..frame.len() - 3].to_vec()));
             let mut legacy = frame.clone();
             legacy[3] = 0x04;
             variants.push((format!("{}.legacy-v4.frame", fragment.name), legacy));
@@ -162,21 +151,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("wrote {} files to {}", files.len(), dir.display());
-    println!(
-        "{:<34} {:>9}  {:<18} {:<18} {:<18} {:<18}",
-        "file", "bytes", "layout", "identity", "trailer", "full"
-    );
+    println!("{:<34} {:>9}  {:<18} {:<18} {:<18} {:<18}", "file", "bytes", "layout", "identity", "trailer", "full");
     let mut totals: BTreeMap<&'static str, usize> = BTreeMap::new();
     for path in &files {
         let bytes = std::fs::read(path)?;
         let verdicts: Vec<String> = VerifyLevel::ALL
             .iter()
-            .map(
-                |&level| match Frame::parse_exact(&bytes, &ReadOptions::new().level(level)) {
-                    Ok(_) => "ok".to_string(),
-                    Err(err) => err.code().name().to_string(),
-                },
-            )
+            .map(|&level| match Frame::parse_exact(&bytes, &ReadOptions::new().level(level)) {
+                Ok(_) => "ok".to_string(),
+                Err(err) => err.code().name().to_string(),
+            })
             .collect();
         let full = match Frame::parse_exact(&bytes, &ReadOptions::new().level(VerifyLevel::Full)) {
             Ok(_) => "ok",

@@ -228,8 +228,8 @@ impl fmt::Display for Error {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for Error {}
+// `core::error::Error` (Rust 1.81) serves no_std users too.
+impl core::error::Error for Error {}
 
 #[cfg(test)]
 mod tests {

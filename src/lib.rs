@@ -28,18 +28,31 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::std_instead_of_core))]
 
 mod digest;
+pub mod envelope;
 mod error;
+#[cfg(feature = "ffi")]
+#[allow(unsafe_code)]
+pub mod ffi;
 pub mod frame;
+pub mod hlc;
 pub mod identity;
 pub mod json;
+pub mod migrate;
+pub mod pyfloat;
+pub mod refcount;
 mod sink;
+pub mod snapshot;
+pub mod table;
+pub mod tombstone;
 
 pub use digest::{HexDigest, Sha256Digest};
+pub use envelope::{CompatInputs, Consistency, EnvelopeBuilder, FragmentMessage};
 pub use error::{Error, ErrorClass, ErrorCode};
 pub use frame::{
     encode_frame, ChunkedFrameWriter, ChunkedOutcome, Frame, FrameEncoder, FrameHeader, ParseMode, ReadOptions,
     StreamStatus, StreamVerifier, StreamedFrame, VerifyLevel, WriteError,
 };
+pub use hlc::Hlc;
 pub use identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity};
 #[cfg(feature = "std")]
 pub use sink::IoSink;

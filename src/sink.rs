@@ -118,6 +118,50 @@ impl ByteSink for CompareSink<'_> {
     }
 }
 
+/// Collects small writes into `N`-byte batches for an inner sink; call
+/// [`flush`](Self::flush) at the end.
+pub(crate) struct BufferedSink<'s, S: ByteSink + ?Sized, const N: usize> {
+    inner: &'s mut S,
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<'s, S: ByteSink + ?Sized, const N: usize> BufferedSink<'s, S, N> {
+    pub(crate) fn new(inner: &'s mut S) -> Self {
+        BufferedSink { inner, buf: [0; N], len: 0 }
+    }
+
+    /// Hand the batched bytes to the inner sink.
+    pub(crate) fn flush(&mut self) -> Result<(), S::Error> {
+        let pending = self.buf.get(..self.len).unwrap_or(&[]);
+        self.len = 0;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        self.inner.write_bytes(pending)
+    }
+}
+
+impl<S: ByteSink + ?Sized, const N: usize> ByteSink for BufferedSink<'_, S, N> {
+    type Error = S::Error;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), S::Error> {
+        if let Some(slot) = self.buf.get_mut(self.len..self.len + bytes.len()) {
+            slot.copy_from_slice(bytes);
+            self.len += bytes.len();
+            return Ok(());
+        }
+        self.flush()?;
+        match self.buf.get_mut(..bytes.len()) {
+            Some(slot) => {
+                slot.copy_from_slice(bytes);
+                self.len = bytes.len();
+                Ok(())
+            }
+            None => self.inner.write_bytes(bytes),
+        }
+    }
+}
+
 /// Adapts any `std::io::Write` (a file, a socket, a `Vec<u8>`).
 #[cfg(feature = "std")]
 #[derive(Debug)]
@@ -142,6 +186,18 @@ mod tests {
         assert_eq!(sink.write_bytes(b"abc"), Ok(()));
         assert_eq!(sink.write_bytes(b"de"), Err(BufferFull));
         assert_eq!(sink.written(), b"abc");
+    }
+
+    #[test]
+    fn buffered_sink_batches_and_passes_big_writes_through() {
+        let mut out = [0u8; 64];
+        let mut inner = SliceSink::new(&mut out);
+        let mut buffered = BufferedSink::<_, 8>::new(&mut inner);
+        for piece in [&b"ab"[..], b"cdef", b"ghij", b"0123456789", b"k"] {
+            buffered.write_bytes(piece).unwrap();
+        }
+        buffered.flush().unwrap();
+        assert_eq!(inner.written(), b"abcdefghij0123456789k");
     }
 
     #[test]

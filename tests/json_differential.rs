@@ -56,9 +56,7 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Number(x), Value::Number(y)) => {
             x == y || (x.as_f64() == y.as_f64() && x.as_f64().is_some_and(|v| v == 0.0))
         }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
@@ -72,12 +70,8 @@ fn json_text() -> impl Strategy<Value = String> {
     let number = prop_oneof![
         any::<i64>().prop_map(|n| n.to_string()),
         any::<u64>().prop_map(|n| n.to_string()),
-        any::<f64>()
-            .prop_filter("finite", |f| f.is_finite())
-            .prop_map(|f| format!("{f:e}")),
-        any::<f64>()
-            .prop_filter("finite", |f| f.is_finite())
-            .prop_map(|f| format!("{f:?}")),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| format!("{f:e}")),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| format!("{f:?}")),
         "-?(0|[1-9][0-9]{0,25})(\\.[0-9]{1,20})?([eE][+-]?[0-9]{1,2})?",
     ];
     let string = prop_oneof![
@@ -112,17 +106,10 @@ fn json_text() -> impl Strategy<Value = String> {
         prop_oneof![
             (proptest::collection::vec(inner.clone(), 0..6), ws.clone())
                 .prop_map(|(items, w)| format!("[{w}{}{w}]", items.join(&format!("{w},{w}")))),
-            (
-                proptest::collection::vec(("[a-d]{1,2}", inner), 0..6),
-                ws.clone()
-            )
-                .prop_map(|(members, w)| {
-                    let body: Vec<String> = members
-                        .iter()
-                        .map(|(k, v)| format!("\"{k}\"{w}:{w}{v}"))
-                        .collect();
-                    format!("{{{w}{}{w}}}", body.join(","))
-                }),
+            (proptest::collection::vec(("[a-d]{1,2}", inner), 0..6), ws.clone()).prop_map(|(members, w)| {
+                let body: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\"{w}:{w}{v}")).collect();
+                format!("{{{w}{}{w}}}", body.join(","))
+            }),
         ]
     })
 }
@@ -130,8 +117,8 @@ fn json_text() -> impl Strategy<Value = String> {
 /// A near-valid text: one edit of a valid one, biased towards JSON's sharp edges.
 fn mutated_text() -> impl Strategy<Value = Vec<u8>> {
     let tricky = proptest::sample::select(vec![
-        b',', b'}', b']', b'{', b'[', b'"', b'\\', b'0', b'-', b'.', b'e', b'+', b':', b' ', 0x01,
-        0x7F, 0x80, 0xC0, 0xED, 0xFF, b'N', b'/', b'u', b'x',
+        b',', b'}', b']', b'{', b'[', b'"', b'\\', b'0', b'-', b'.', b'e', b'+', b':', b' ', 0x01, 0x7F, 0x80, 0xC0,
+        0xED, 0xFF, b'N', b'/', b'u', b'x',
     ]);
     (json_text(), any::<prop::sample::Index>(), tricky, 0..3u8).prop_map(|(text, at, byte, op)| {
         let mut bytes = text.into_bytes();
@@ -161,12 +148,7 @@ fn check(text: &[u8]) -> Result<(), TestCaseError> {
             )))
         }
         (Err(kind), Ok(_)) => prop_assert!(
-            matches!(
-                kind,
-                JsonErrorKind::DuplicateKey
-                    | JsonErrorKind::DepthExceeded
-                    | JsonErrorKind::TooManyKeys
-            ),
+            matches!(kind, JsonErrorKind::DuplicateKey | JsonErrorKind::DepthExceeded | JsonErrorKind::TooManyKeys),
             "we refuse {:?} ({kind:?}); serde_json accepts",
             String::from_utf8_lossy(text)
         ),

@@ -3,8 +3,8 @@
 //! accepted as the original.
 
 use membrane_frame::{
-    encode_frame, Dtype, Frame, IdentityValues, InclusiveRange, ParseMode, PayloadIdentity,
-    ReadOptions, Sha256Digest, StreamStatus, StreamVerifier, VerifyLevel,
+    encode_frame, Dtype, Frame, IdentityValues, InclusiveRange, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest,
+    StreamStatus, StreamVerifier, VerifyLevel,
 };
 use proptest::prelude::*;
 
@@ -53,20 +53,11 @@ fn values() -> impl Strategy<Value = Values> {
         proptest::sample::select(Dtype::ALL),
         proptest::collection::vec(any::<i64>(), 1..=16),
     )
-        .prop_map(|(strings, layer, head, span, dtype, shape)| Values {
-            strings,
-            layer,
-            head,
-            span,
-            dtype,
-            shape,
-        })
+        .prop_map(|(strings, layer, head, span, dtype, shape)| Values { strings, layer, head, span, dtype, shape })
 }
 
 fn identity<'a>(values: &'a Values, payload_hash: &'a str) -> PayloadIdentity<'a> {
-    let head = values.head.map_or(InclusiveRange::ALL_HEADS, |(a, b)| {
-        InclusiveRange::new(a, b)
-    });
+    let head = values.head.map_or(InclusiveRange::ALL_HEADS, |(a, b)| InclusiveRange::new(a, b));
     IdentityValues {
         payload_hash,
         model_id: &values.strings[0],
@@ -99,17 +90,9 @@ fn one_shot(bytes: &[u8], level: VerifyLevel) -> Result<(u64, Option<Sha256Diges
         .map_err(|e| e.code().name().to_string())
 }
 
-fn streamed(
-    bytes: &[u8],
-    level: VerifyLevel,
-    cuts: &[usize],
-) -> Result<(u64, Option<Sha256Digest>), String> {
+fn streamed(bytes: &[u8], level: VerifyLevel, cuts: &[usize]) -> Result<(u64, Option<Sha256Digest>), String> {
     let mut identity = vec![0u8; 64 * 1024];
-    let mut verifier = StreamVerifier::new(
-        ReadOptions::new().level(level),
-        ParseMode::Exact,
-        &mut identity,
-    );
+    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
     let mut rest = bytes;
     let mut cuts = cuts.iter().cycle();
     while !rest.is_empty() {
@@ -122,10 +105,7 @@ fn streamed(
         }
         rest = tail;
     }
-    verifier
-        .finish()
-        .map(|f| (f.payload_len(), f.payload_digest()))
-        .map_err(|e| e.code().name().to_string())
+    verifier.finish().map(|f| (f.payload_len(), f.payload_digest())).map_err(|e| e.code().name().to_string())
 }
 
 fn level() -> impl Strategy<Value = VerifyLevel> {

@@ -6,8 +6,8 @@ mod stream;
 mod writer;
 
 pub use header::{
-    FrameHeader, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5,
-    MIN_FRAME_PREFIX, SCHEMA_V5,
+    FrameHeader, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX,
+    SCHEMA_V5,
 };
 pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};
 pub use stream::{StreamStatus, StreamVerifier, StreamedFrame};
@@ -39,3 +39,6 @@ pub(crate) fn example_frame() -> std::vec::Vec<u8> {
     out.truncate(len);
     out
 }
+
+#[cfg(all(test, feature = "std"))]
+mod tests;

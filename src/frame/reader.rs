@@ -1,6 +1,8 @@
 //! Reading a frame in place from a borrowed buffer (SPEC §1.1–§1.3).
 
-use super::header::{FrameHeader, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V5, MIN_FRAME_PREFIX, SCHEMA_V5};
+use super::header::{
+    FrameHeader, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V5, MIN_FRAME_PREFIX, SCHEMA_V5,
+};
 use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::identity::PayloadIdentity;
@@ -23,7 +25,8 @@ pub enum VerifyLevel {
 
 impl VerifyLevel {
     /// Every level, cheapest first.
-    pub const ALL: [VerifyLevel; 4] = [VerifyLevel::Layout, VerifyLevel::Identity, VerifyLevel::Trailer, VerifyLevel::Full];
+    pub const ALL: [VerifyLevel; 4] =
+        [VerifyLevel::Layout, VerifyLevel::Identity, VerifyLevel::Trailer, VerifyLevel::Full];
 
     /// The level with this number (0 layout … 3 full), as the C ABI passes it.
     pub const fn from_number(number: u32) -> Option<VerifyLevel> {
@@ -150,7 +153,9 @@ pub(crate) fn check_header(header: &FrameHeader) -> Result<(), Error> {
 /// Check 7.
 pub(crate) fn check_identity_limit(identity_len: u32, options: &ReadOptions) -> Result<(), Error> {
     if identity_len > options.identity_limit {
-        return Err(Error::new(ErrorCode::IdentityTooLarge, "identity_len exceeds the limit").at(10).in_field("identity_len"));
+        return Err(Error::new(ErrorCode::IdentityTooLarge, "identity_len exceeds the limit")
+            .at(10)
+            .in_field("identity_len"));
     }
     Ok(())
 }
@@ -196,6 +201,68 @@ pub(crate) fn read_u64_le(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(raw)
 }
 
+/// Checks 1–7; returns where the identity ends (`14 + L`, with room for payload_len).
+fn check_head(buf: &[u8], options: &ReadOptions) -> Result<usize, Error> {
+    let len = buf.len();
+    let header = match FrameHeader::read(buf) {
+        Some(header) if len >= MIN_FRAME_PREFIX => header,
+        _ => return Err(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(len as u64)),
+    };
+    check_header(header)?;
+    let identity_len = header.identity_len.get();
+    let identity_end = HEADER_LEN as u64 + u64::from(identity_len);
+    if identity_end + 8 > len as u64 {
+        return Err(Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
+            .at(10)
+            .in_field("identity_len"));
+    }
+    check_identity_limit(identity_len, options)?;
+    // Checked above: identity_end + 8 <= len, so it fits usize.
+    Ok(identity_end as usize)
+}
+
+/// Checks 10–11; returns the frame's bytes and the payload length.
+fn check_lengths(buf: &[u8], identity_end: usize, mode: ParseMode) -> Result<(&[u8], usize), Error> {
+    let len = buf.len();
+    let identity_len = (identity_end - HEADER_LEN) as u64;
+    let payload_len = read_u64_le(buf.get(identity_end..).unwrap_or(&[]));
+    let total = frame_len(identity_len, payload_len).filter(|&total| total <= len as u64).ok_or_else(|| {
+        Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
+            .at(identity_end as u64)
+            .in_field("payload_len")
+    })?;
+    // total <= len, so every offset below fits usize.
+    let (total, payload_len) = (total as usize, payload_len as usize);
+    if mode == ParseMode::Exact && total < len {
+        return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(total as u64));
+    }
+    Ok((buf.get(..total).unwrap_or(buf), payload_len))
+}
+
+/// Checks 12–13 at the levels that ask for them; returns the payload digest if computed.
+#[inline(always)]
+fn check_payload(
+    bytes: &[u8],
+    identity_end: usize,
+    payload_len: usize,
+    identity: &PayloadIdentity<'_>,
+    options: &ReadOptions,
+) -> Result<Option<Sha256Digest>, Error> {
+    if options.level < VerifyLevel::Trailer {
+        return Ok(None);
+    }
+    let payload_start = identity_end + 8;
+    let trailer_start = payload_start + payload_len;
+    let digest = Sha256Digest::of(bytes.get(payload_start..trailer_start).unwrap_or(&[]));
+    let mut trailer = [0u8; 8];
+    trailer.copy_from_slice(bytes.get(trailer_start..trailer_start + 8).unwrap_or(&[0; 8]));
+    check_trailer(&digest, trailer, trailer_start as u64)?;
+    if options.level == VerifyLevel::Full {
+        check_payload_hash(identity, &digest)?;
+    }
+    Ok(Some(digest))
+}
+
 impl<'a> Frame<'a> {
     /// Read exactly one frame at the default (trailer) level.
     ///
@@ -211,7 +278,7 @@ impl<'a> Frame<'a> {
 
     /// Read exactly one frame: bytes after it are `trailing_bytes`.
     pub fn parse_exact(buf: &'a [u8], options: &ReadOptions) -> Result<Frame<'a>, Error> {
-        Frame::parse_mode(buf, options, ParseMode::Exact).map(|(frame, _)| frame)
+        Frame::read(buf, options, ParseMode::Exact)
     }
 
     /// Read the frame at the start of `buf` and return it with the bytes after it.
@@ -233,59 +300,55 @@ impl<'a> Frame<'a> {
     /// empty in exact mode). Checks run in the order of SPEC §1.1; the first failing
     /// one decides the error.
     pub fn parse_mode(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<(Frame<'a>, &'a [u8]), Error> {
-        let len = buf.len();
-        let header = match FrameHeader::read(buf) {
-            Some(header) if len >= MIN_FRAME_PREFIX => header,
-            _ => return Err(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(len as u64)),
-        };
-        check_header(header)?;
-        let identity_len = header.identity_len.get();
-        let identity_end = HEADER_LEN as u64 + u64::from(identity_len);
-        if identity_end + 8 > len as u64 {
-            return Err(Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
-                .at(10)
-                .in_field("identity_len"));
-        }
-        check_identity_limit(identity_len, options)?;
-        // Checked above: identity_end + 8 <= len, so these fit usize.
-        let identity_end = identity_end as usize;
-        let identity_json = buf.get(HEADER_LEN..identity_end).unwrap_or(&[]);
-        let identity = if options.level >= VerifyLevel::Identity {
-            Some(parse_identity(identity_json, options)?)
-        } else {
-            None
-        };
-        let payload_len = read_u64_le(buf.get(identity_end..).unwrap_or(&[]));
-        let total = frame_len(u64::from(identity_len), payload_len)
-            .filter(|&total| total <= len as u64)
-            .ok_or_else(|| {
-                Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
-                    .at(identity_end as u64)
-                    .in_field("payload_len")
-            })?;
-        // total <= len, so every offset below fits usize.
-        let (total, payload_len) = (total as usize, payload_len as usize);
-        if mode == ParseMode::Exact && total < len {
-            return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(total as u64));
-        }
-        let payload_start = identity_end + 8;
-        let trailer_start = payload_start + payload_len;
-        let (bytes, rest) = buf.split_at_checked(total).unwrap_or((buf, &[]));
-        let payload = bytes.get(payload_start..trailer_start).unwrap_or(&[]);
-        let payload_digest = if options.level >= VerifyLevel::Trailer {
-            let digest = Sha256Digest::of(payload);
-            let mut trailer = [0u8; 8];
-            trailer.copy_from_slice(bytes.get(trailer_start..).unwrap_or(&[0; 8]));
-            check_trailer(&digest, trailer, trailer_start as u64)?;
-            Some(digest)
-        } else {
-            None
-        };
-        if let (VerifyLevel::Full, Some(identity), Some(digest)) = (options.level, &identity, &payload_digest) {
-            check_payload_hash(identity, digest)?;
-        }
-        let frame = Frame { bytes, identity_len: identity_json.len(), payload_len, level: options.level, identity, payload_digest };
+        let frame = Frame::read(buf, options, mode)?;
+        let rest = buf.get(frame.len()..).unwrap_or(&[]);
         Ok((frame, rest))
+    }
+
+    /// The reader behind the entry points. A `Frame` is a few hundred bytes, nearly all
+    /// of them the identity; the layout level has its own path (kept out of line, so the
+    /// compiler does not merge it with the other) that writes a few offsets straight into
+    /// the caller's slot instead of copying an absent identity around. That is most of
+    /// its cost otherwise.
+    #[inline(always)]
+    fn read(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<Frame<'a>, Error> {
+        if options.level == VerifyLevel::Layout {
+            Frame::read_layout(buf, options, mode)
+        } else {
+            Frame::read_verified(buf, options, mode)
+        }
+    }
+
+    /// Checks 1–7, 10, 11.
+    #[inline(never)]
+    fn read_layout(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<Frame<'a>, Error> {
+        let identity_end = check_head(buf, options)?;
+        let (bytes, payload_len) = check_lengths(buf, identity_end, mode)?;
+        Ok(Frame {
+            bytes,
+            identity_len: identity_end - HEADER_LEN,
+            payload_len,
+            level: options.level,
+            identity: None,
+            payload_digest: None,
+        })
+    }
+
+    /// Checks 1–11, and 12–13 at the levels that ask for them.
+    #[inline(never)]
+    fn read_verified(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<Frame<'a>, Error> {
+        let identity_end = check_head(buf, options)?;
+        let identity = parse_identity(buf.get(HEADER_LEN..identity_end).unwrap_or(&[]), options)?;
+        let (bytes, payload_len) = check_lengths(buf, identity_end, mode)?;
+        let payload_digest = check_payload(bytes, identity_end, payload_len, &identity, options)?;
+        Ok(Frame {
+            bytes,
+            identity_len: identity_end - HEADER_LEN,
+            payload_len,
+            level: options.level,
+            identity: Some(identity),
+            payload_digest,
+        })
     }
 
     /// The frame's own bytes (without anything that followed it).

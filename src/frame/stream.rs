@@ -185,7 +185,7 @@ impl<'b> StreamVerifier<'b> {
                 return Ok(StreamStatus::NeedMore(self.total_remaining()));
             }
             let take = rest.len().min(usize::try_from(needed).unwrap_or(usize::MAX));
-            let (part, _) = rest.split_at(take);
+            let part = rest.get(..take).unwrap_or(rest);
             self.absorb(part)?;
             used += take;
         }

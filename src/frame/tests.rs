@@ -50,7 +50,10 @@ fn reports_offsets_and_fields() {
     let last = flipped.len() - 1;
     flipped[last] ^= 1;
     let err = Frame::parse(&flipped).unwrap_err();
-    assert_eq!((err.code(), err.offset(), err.field()), (ErrorCode::TrailerMismatch, Some(last as u64 - 7), Some("trailer")));
+    assert_eq!(
+        (err.code(), err.offset(), err.field()),
+        (ErrorCode::TrailerMismatch, Some(last as u64 - 7), Some("trailer"))
+    );
     let mut extra = bytes.clone();
     extra.push(0);
     let err = Frame::parse(&extra).unwrap_err();
@@ -142,4 +145,30 @@ fn chunked_writer_checks_the_declared_length() {
     let (outcome, sink) = writer.finish().unwrap();
     assert!(outcome.payload_hash_matches);
     assert_eq!(sink.written(), &bytes[..]);
+}
+
+/// A sink that fails after a number of writes.
+struct Flaky {
+    writes_left: usize,
+}
+
+impl crate::ByteSink for Flaky {
+    type Error = ();
+    fn write_bytes(&mut self, _bytes: &[u8]) -> Result<(), ()> {
+        self.writes_left = self.writes_left.checked_sub(1).ok_or(())?;
+        Ok(())
+    }
+}
+
+#[test]
+fn chunked_writer_sends_the_head_in_one_write_and_stops_after_a_sink_failure() {
+    let bytes = frame();
+    let parsed = Frame::parse(&bytes).unwrap();
+    let identity = parsed.identity().unwrap();
+    // One write for the head, then one for the first chunk; the second chunk fails.
+    let mut writer = ChunkedFrameWriter::begin(identity, 5, Flaky { writes_left: 2 }).unwrap();
+    writer.write_payload(b"he").unwrap();
+    assert!(matches!(writer.write_payload(b"ll"), Err(WriteError::Sink(()))));
+    assert!(matches!(writer.write_payload(b"o"), Err(WriteError::Frame(e)) if e.code() == ErrorCode::InvalidState));
+    assert!(matches!(writer.finish(), Err(WriteError::Frame(e)) if e.code() == ErrorCode::InvalidState));
 }

@@ -1,12 +1,12 @@
 //! Writing frames (SPEC §1.4): without copying the payload when the caller can
 //! `writev`, in one buffer when it cannot, or in chunks when the payload streams.
 
-use super::header::{FrameHeader, DEFAULT_IDENTITY_LIMIT, HEADER_LEN, MIN_FRAME_PREFIX};
+use super::header::{FrameHeader, DEFAULT_IDENTITY_LIMIT, MIN_FRAME_PREFIX};
 use super::reader::frame_len;
 use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::identity::PayloadIdentity;
-use crate::sink::{ByteSink, SliceSink};
+use crate::sink::{BufferedSink, ByteSink, SliceSink};
 use core::fmt;
 use sha2::{Digest, Sha256};
 use zerocopy::IntoBytes;
@@ -51,10 +51,10 @@ impl<'i, 'a> FrameEncoder<'i, 'a> {
         payload_len: u64,
         identity_limit: u32,
     ) -> Result<FrameEncoder<'i, 'a>, Error> {
-        let identity_len = u32::try_from(identity.canonical_len())
-            .ok()
-            .filter(|&len| len <= identity_limit)
-            .ok_or(Error::new(ErrorCode::IdentityTooLarge, "canonical identity exceeds the identity limit").in_field("identity"))?;
+        let identity_len = u32::try_from(identity.canonical_len()).ok().filter(|&len| len <= identity_limit).ok_or(
+            Error::new(ErrorCode::IdentityTooLarge, "canonical identity exceeds the identity limit")
+                .in_field("identity"),
+        )?;
         if frame_len(u64::from(identity_len), payload_len).is_none() {
             return Err(Error::new(ErrorCode::InvalidArgument, "frame length overflows u64").in_field("payload_len"));
         }
@@ -124,8 +124,8 @@ impl<E: fmt::Debug> fmt::Display for WriteError<E> {
     }
 }
 
-#[cfg(feature = "std")]
-impl<E: fmt::Debug> std::error::Error for WriteError<E> {}
+// `core::error::Error` (Rust 1.81) serves no_std users too.
+impl<E: fmt::Debug> core::error::Error for WriteError<E> {}
 
 /// What a [`ChunkedFrameWriter`] reports when it finishes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +143,8 @@ pub struct ChunkedOutcome {
 /// The head goes out at once; each chunk passes straight through (hashed on the way);
 /// the trailer goes out at [`finish`](Self::finish). Feeding more or fewer bytes than
 /// declared is `length_mismatch`, and nothing past the declared length is written.
+/// Once the sink has failed, every later call fails with `invalid_state`: a frame is
+/// never continued after a gap.
 ///
 /// ```
 /// use membrane_frame::{ChunkedFrameWriter, Frame, IoSink};
@@ -163,22 +165,32 @@ pub struct ChunkedFrameWriter<'i, 'a, S: ByteSink> {
     identity: &'i PayloadIdentity<'a>,
     declared: u64,
     fed: u64,
+    head_len: u64,
     frame_len: u64,
     hasher: Sha256,
+    sink_failed: bool,
 }
 
 impl<'i, 'a, S: ByteSink> ChunkedFrameWriter<'i, 'a, S> {
     /// Write the head for a payload of `payload_len` bytes.
-    pub fn begin(identity: &'i PayloadIdentity<'a>, payload_len: u64, mut sink: S) -> Result<Self, WriteError<S::Error>> {
+    pub fn begin(
+        identity: &'i PayloadIdentity<'a>,
+        payload_len: u64,
+        mut sink: S,
+    ) -> Result<Self, WriteError<S::Error>> {
         let encoder = FrameEncoder::new(identity, payload_len).map_err(WriteError::Frame)?;
-        encoder.write_head_to(&mut sink).map_err(WriteError::Sink)?;
+        // Batch the head's many small pieces: a sink may make a system call per write.
+        let mut buffered = BufferedSink::<_, 512>::new(&mut sink);
+        encoder.write_head_to(&mut buffered).and_then(|()| buffered.flush()).map_err(WriteError::Sink)?;
         Ok(ChunkedFrameWriter {
             sink,
             identity,
             declared: payload_len,
             fed: 0,
+            head_len: encoder.head_len() as u64,
             frame_len: encoder.frame_len(),
             hasher: Sha256::new(),
+            sink_failed: false,
         })
     }
 
@@ -189,19 +201,31 @@ impl<'i, 'a, S: ByteSink> ChunkedFrameWriter<'i, 'a, S> {
 
     /// Pass the next payload chunk through.
     pub fn write_payload(&mut self, chunk: &[u8]) -> Result<(), WriteError<S::Error>> {
+        self.check_sink()?;
         if chunk.len() as u64 > self.remaining() {
             return Err(WriteError::Frame(
-                Error::new(ErrorCode::LengthMismatch, "more payload than declared").at(HEADER_LEN as u64 + self.fed),
+                Error::new(ErrorCode::LengthMismatch, "more payload than declared").at(self.head_len + self.fed),
             ));
         }
         self.hasher.update(chunk);
-        self.sink.write_bytes(chunk).map_err(WriteError::Sink)?;
+        if let Err(err) = self.sink.write_bytes(chunk) {
+            self.sink_failed = true;
+            return Err(WriteError::Sink(err));
+        }
         self.fed += chunk.len() as u64;
+        Ok(())
+    }
+
+    fn check_sink(&self) -> Result<(), WriteError<S::Error>> {
+        if self.sink_failed {
+            return Err(WriteError::Frame(Error::new(ErrorCode::InvalidState, "the sink failed earlier")));
+        }
         Ok(())
     }
 
     /// Write the trailer and hand the sink back.
     pub fn finish(mut self) -> Result<(ChunkedOutcome, S), WriteError<S::Error>> {
+        self.check_sink()?;
         if self.fed != self.declared {
             return Err(WriteError::Frame(
                 Error::new(ErrorCode::LengthMismatch, "less payload than declared").in_field("payload_len"),

@@ -7,11 +7,11 @@ use crate::json::write_escaped;
 use crate::sink::{ByteSink, CompareSink, CountingSink, SliceSink};
 use sha2::{Digest, Sha256};
 
-/// Write an integer in shortest decimal form.
-pub(crate) fn write_i64<S: ByteSink + ?Sized>(sink: &mut S, value: i64) -> Result<(), S::Error> {
+/// Write a non-negative integer in shortest decimal form.
+pub(crate) fn write_u64<S: ByteSink + ?Sized>(sink: &mut S, value: u64) -> Result<(), S::Error> {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
+    let mut rest = value;
     loop {
         at -= 1;
         if let Some(slot) = digits.get_mut(at) {
@@ -22,10 +22,15 @@ pub(crate) fn write_i64<S: ByteSink + ?Sized>(sink: &mut S, value: i64) -> Resul
             break;
         }
     }
+    sink.write_bytes(digits.get(at..).unwrap_or(&[]))
+}
+
+/// Write an integer in shortest decimal form.
+pub(crate) fn write_i64<S: ByteSink + ?Sized>(sink: &mut S, value: i64) -> Result<(), S::Error> {
     if value < 0 {
         sink.write_bytes(b"-")?;
     }
-    sink.write_bytes(digits.get(at..).unwrap_or(&[]))
+    write_u64(sink, value.unsigned_abs())
 }
 
 fn write_range<S: ByteSink + ?Sized>(sink: &mut S, range: InclusiveRange) -> Result<(), S::Error> {
@@ -68,10 +73,61 @@ impl PayloadIdentity<'_> {
         sink.write_bytes(b"}")
     }
 
+    /// Write the identity as the original `json.dumps(identity.to_dict())` does: keys in
+    /// declaration order (`payload_hash, model_id, model_revision, tokenizer_name,
+    /// tokenizer_revision, layer_range, head_range, token_span, dtype, shape`),
+    /// separators `", "` and `": "`, ASCII escaping. This is the nested form inside the
+    /// v5 envelope (SPEC §3.2); it is not the canonical form and not what the
+    /// fingerprint hashes.
+    ///
+    /// ```
+    /// # use membrane_frame::PayloadIdentity;
+    /// let identity = PayloadIdentity::parse(br#"{"dtype":"int8","head_range":[-1,-1],"layer_range":[0,1],"model_id":"m","model_revision":"","payload_hash":"x","shape":[1],"token_span":[0,7],"tokenizer_name":"t","tokenizer_revision":""}"#)?;
+    /// let mut out = Vec::new();
+    /// identity.write_declaration_order(&mut membrane_frame::IoSink(&mut out)).unwrap();
+    /// assert_eq!(out, br#"{"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}"#);
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn write_declaration_order<S: ByteSink + ?Sized>(&self, sink: &mut S) -> Result<(), S::Error> {
+        fn spaced_range<S: ByteSink + ?Sized>(sink: &mut S, range: InclusiveRange) -> Result<(), S::Error> {
+            sink.write_bytes(b"[")?;
+            write_i64(sink, range.start)?;
+            sink.write_bytes(b", ")?;
+            write_i64(sink, range.end)?;
+            sink.write_bytes(b"]")
+        }
+        sink.write_bytes(b"{\"payload_hash\": ")?;
+        write_escaped(sink, &self.payload_hash)?;
+        sink.write_bytes(b", \"model_id\": ")?;
+        write_escaped(sink, &self.model_id)?;
+        sink.write_bytes(b", \"model_revision\": ")?;
+        write_escaped(sink, &self.model_revision)?;
+        sink.write_bytes(b", \"tokenizer_name\": ")?;
+        write_escaped(sink, &self.tokenizer_name)?;
+        sink.write_bytes(b", \"tokenizer_revision\": ")?;
+        write_escaped(sink, &self.tokenizer_revision)?;
+        sink.write_bytes(b", \"layer_range\": ")?;
+        spaced_range(sink, self.layer_range)?;
+        sink.write_bytes(b", \"head_range\": ")?;
+        spaced_range(sink, self.head_range)?;
+        sink.write_bytes(b", \"token_span\": ")?;
+        spaced_range(sink, self.token_span)?;
+        sink.write_bytes(b", \"dtype\": \"")?;
+        sink.write_bytes(self.dtype.name().as_bytes())?;
+        sink.write_bytes(b"\", \"shape\": [")?;
+        for (i, &dim) in self.shape.iter().enumerate() {
+            if i > 0 {
+                sink.write_bytes(b", ")?;
+            }
+            write_i64(sink, dim)?;
+        }
+        sink.write_bytes(b"]}")
+    }
+
     /// Length in bytes of the canonical serialisation.
     pub fn canonical_len(&self) -> usize {
-        if self.is_canonical_source() {
-            return self.source.map_or(0, <[u8]>::len);
+        if let (true, Some(source)) = (self.source_is_canonical, self.source) {
+            return source.len();
         }
         let mut counter = CountingSink::default();
         let Ok(()) = self.write_canonical(&mut counter);
@@ -90,7 +146,7 @@ impl PayloadIdentity<'_> {
     /// Whether the stored text is byte for byte the canonical serialisation. Built
     /// identities are canonical by construction.
     pub fn is_canonical(&self) -> bool {
-        self.source.is_none() || self.is_canonical_source()
+        self.source.is_none() || self.source_is_canonical || self.is_canonical_source()
     }
 
     fn is_canonical_source(&self) -> bool {
@@ -101,9 +157,10 @@ impl PayloadIdentity<'_> {
         self.write_canonical(&mut compare).is_ok() && compare.is_complete()
     }
 
-    /// SHA-256 of the canonical serialisation. When the stored text is canonical it is
-    /// hashed in one pass as it stands; otherwise the serialisation streams into the
-    /// hasher. Either way nothing is allocated.
+    /// SHA-256 of the canonical serialisation. When parsing proved the stored text
+    /// canonical (the spelling every writer uses), the text is hashed in one pass as it
+    /// stands; otherwise the serialisation streams into the hasher (no comparison first:
+    /// that would cost more than it saves). Either way nothing is allocated.
     ///
     /// ```
     /// # use membrane_frame::PayloadIdentity;
@@ -118,7 +175,7 @@ impl PayloadIdentity<'_> {
     /// # Ok::<(), membrane_frame::Error>(())
     /// ```
     pub fn fingerprint(&self) -> Sha256Digest {
-        if let Some(source) = self.source.filter(|_| self.is_canonical_source()) {
+        if let (true, Some(source)) = (self.source_is_canonical, self.source) {
             return Sha256Digest::of(source);
         }
         let mut hasher = Sha256::new();

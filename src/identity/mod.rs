@@ -13,6 +13,9 @@ mod parse;
 
 pub use dtype::Dtype;
 
+pub(crate) use canonical::{write_i64, write_u64};
+pub(crate) use parse::parse_object;
+
 use crate::error::{Error, ErrorCode};
 use crate::json::JsonStr;
 
@@ -73,9 +76,12 @@ pub type Shape = heapless::Vec<i64, MAX_SHAPE_DIMS>;
 /// println!("{}", identity.fingerprint());
 /// # Ok::<(), membrane_frame::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct PayloadIdentity<'a> {
     source: Option<&'a [u8]>,
+    /// The parser proved `source` is the canonical serialisation (so the fingerprint is
+    /// the digest of `source` as it stands). `false` means "not known", not "no".
+    source_is_canonical: bool,
     payload_hash: JsonStr<'a>,
     payload_hash_offset: Option<usize>,
     model_id: JsonStr<'a>,
@@ -87,6 +93,25 @@ pub struct PayloadIdentity<'a> {
     token_span: InclusiveRange,
     dtype: Dtype,
     shape: Shape,
+}
+
+/// Equal when every field and the source text are equal; whether the parser happened to
+/// prove the source canonical is a cached fact, not part of the value.
+impl PartialEq for PayloadIdentity<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+            && self.payload_hash == other.payload_hash
+            && self.payload_hash_offset == other.payload_hash_offset
+            && self.model_id == other.model_id
+            && self.model_revision == other.model_revision
+            && self.tokenizer_name == other.tokenizer_name
+            && self.tokenizer_revision == other.tokenizer_revision
+            && self.layer_range == other.layer_range
+            && self.head_range == other.head_range
+            && self.token_span == other.token_span
+            && self.dtype == other.dtype
+            && self.shape == other.shape
+    }
 }
 
 /// Plain Rust values for building an identity to write.
@@ -142,11 +167,11 @@ impl<'a> IdentityValues<'a> {
         rules::check_range("layer_range", self.layer_range)?;
         rules::check_head_range(self.head_range)?;
         rules::check_range("token_span", self.token_span)?;
-        let shape = Shape::from_slice(self.shape)
-            .map_err(|_| field_error("shape", "more than 16 dimensions"))?;
+        let shape = Shape::from_slice(self.shape).map_err(|_| field_error("shape", "more than 16 dimensions"))?;
         rules::check_shape(&shape)?;
         Ok(PayloadIdentity {
             source: None,
+            source_is_canonical: false,
             payload_hash: JsonStr::from_plain(self.payload_hash),
             payload_hash_offset: None,
             model_id: JsonStr::from_plain(self.model_id),
@@ -277,6 +302,7 @@ impl<'a> PayloadIdentity<'a> {
         self.payload_hash = value;
         self.payload_hash_offset = None;
         self.source = None;
+        self.source_is_canonical = false;
         Ok(self)
     }
 
@@ -292,3 +318,6 @@ impl<'a> PayloadIdentity<'a> {
         Some(bits.div_ceil(8))
     }
 }
+
+#[cfg(test)]
+mod tests;

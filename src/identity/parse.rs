@@ -3,7 +3,7 @@
 //! One pass over the reader's events: field problems are remembered, not returned, until
 //! the whole text has been validated, because a JSON problem anywhere wins.
 
-use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES};
+use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES, MAX_SHAPE_DIMS};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
@@ -41,8 +41,6 @@ struct Fields<'a> {
     shape: Option<Shape>,
 }
 
-type IdentityReader<'a> = Reader<'a>;
-
 impl<'a> PayloadIdentity<'a> {
     /// Parse and validate an identity JSON text with the default limits (depth 32).
     ///
@@ -54,33 +52,64 @@ impl<'a> PayloadIdentity<'a> {
 
     /// [`parse`](Self::parse) with explicit JSON limits.
     pub fn parse_with(text: &'a [u8], limits: Limits) -> Result<PayloadIdentity<'a>, Error> {
-        let json = |err: JsonError| err.to_error(ErrorCode::IdentityJson, 0);
-        let mut reader = IdentityReader::new(text, limits);
-        if reader.next_event().map_err(json)? != Some(Event::ObjectStart) {
-            reader.finish().map_err(json)?;
-            return Err(Error::new(ErrorCode::IdentityJson, "identity is not a JSON object").at(0));
+        // Writers store the canonical spelling; read it in one direct pass. Any other
+        // text, and any problem, goes through the general reader.
+        match parse_canonical(text, limits) {
+            Some(identity) => Ok(identity),
+            None => parse_general(text, limits),
         }
-        let mut fields = Fields::default();
-        let mut first_problem: Option<Error> = None;
-        while let Some(Event::Key(key)) = reader.next_event().map_err(json)? {
-            let key_offset = reader.event_offset();
-            if let Err(problem) = read_field(&mut reader, key, key_offset, &mut fields).map_err(json)? {
-                first_problem.get_or_insert(problem);
-            }
-        }
-        // The loop ends at the object's end; anything after it must be whitespace.
-        reader.finish().map_err(json)?;
-        if let Some(problem) = first_problem {
-            return Err(problem);
-        }
-        fields.into_identity(text)
     }
+}
+
+/// Any strict-JSON spelling of an identity, with the words for every problem.
+fn parse_general<'a>(text: &'a [u8], limits: Limits) -> Result<PayloadIdentity<'a>, Error> {
+    let json = |err: JsonError| err.to_error(ErrorCode::IdentityJson, 0);
+    let mut reader: Reader<'a> = Reader::new(text, limits);
+    if reader.next_event().map_err(json)? != Some(Event::ObjectStart) {
+        reader.finish().map_err(json)?;
+        return Err(Error::new(ErrorCode::IdentityJson, "identity is not a JSON object").at(0));
+    }
+    let identity = parse_object(&mut reader, text, 0).map_err(json)?;
+    // The object is complete; anything after it must be whitespace.
+    reader.finish().map_err(json)?;
+    // The stored text, surrounding whitespace and all, is what `is_canonical` judges.
+    identity.map(|identity| PayloadIdentity { source: Some(text), ..identity })
+}
+
+/// Read the fields of an identity object whose `{` (at `object_start` in `text`) the
+/// reader has just yielded, up to and including its `}`.
+///
+/// The outer `Result` is a JSON error (fatal: the caller maps it to its own JSON code);
+/// the inner one the first field problem in document order, or a missing key. Field
+/// offsets are offsets into `text`; the identity's `source` is the object's own text.
+/// Used by [`PayloadIdentity::parse_with`] and by readers of documents that nest an
+/// identity (the v5 envelope).
+pub(crate) fn parse_object<'a, const KEYS: usize>(
+    reader: &mut Reader<'a, KEYS>,
+    text: &'a [u8],
+    object_start: usize,
+) -> Result<Result<PayloadIdentity<'a>, Error>, JsonError> {
+    let mut fields = Fields::default();
+    let mut first_problem: Option<Error> = None;
+    while let Some(Event::Key(key)) = reader.next_event()? {
+        let key_offset = reader.event_offset();
+        if let Err(problem) = read_field(reader, key, key_offset, &mut fields)? {
+            first_problem.get_or_insert(problem);
+        }
+    }
+    // The loop ends at the object's `}`.
+    let object_end = reader.event_offset().saturating_add(1);
+    if let Some(problem) = first_problem {
+        return Ok(Err(problem));
+    }
+    let source = text.get(object_start..object_end).unwrap_or(text);
+    Ok(fields.into_identity(source, object_start))
 }
 
 /// Read one key's value. The outer `Result` is a JSON error (fatal); the inner one a
 /// field problem (remembered while the text is still validated).
-fn read_field<'a>(
-    reader: &mut IdentityReader<'a>,
+fn read_field<'a, const KEYS: usize>(
+    reader: &mut Reader<'a, KEYS>,
     key: JsonStr<'a>,
     key_offset: usize,
     fields: &mut Fields<'a>,
@@ -95,7 +124,7 @@ fn read_field<'a>(
     let problem = |reason| Ok(Err(field_error(name, reason).at(at)));
     match name {
         "layer_range" | "head_range" | "token_span" => {
-            let pair = match read_integers::<2>(reader, value)? {
+            let pair = match read_integers::<2, KEYS>(reader, value)? {
                 Ok(values) if values.len() == 2 => values,
                 Ok(_) | Err(ArrayProblem::TooMany) => return problem("range must be exactly two integers"),
                 Err(other) => return problem(other.reason()),
@@ -114,7 +143,7 @@ fn read_field<'a>(
                 _ => fields.token_span = Some(range),
             }
         }
-        "shape" => match read_integers::<16>(reader, value)? {
+        "shape" => match read_integers::<16, KEYS>(reader, value)? {
             Ok(shape) if shape.is_empty() => return problem("shape is empty"),
             Ok(shape) => fields.shape = Some(shape),
             Err(other) => return problem(other.reason()),
@@ -154,14 +183,14 @@ fn known_field(key: &JsonStr<'_>) -> Option<&'static str> {
     FIELD_NAMES.iter().copied().find(|name| key.eq_str(name))
 }
 
-fn next<'a>(reader: &mut IdentityReader<'a>) -> Result<Event<'a>, JsonError> {
+fn next<'a, const KEYS: usize>(reader: &mut Reader<'a, KEYS>) -> Result<Event<'a>, JsonError> {
     // After a key the grammar always yields a value event (or an error).
     Ok(reader.next_event()?.unwrap_or(Event::Null))
 }
 
 /// Read an array of at most `N` `i64` integers, consuming the whole value whatever it is.
-fn read_integers<'a, const N: usize>(
-    reader: &mut IdentityReader<'a>,
+fn read_integers<'a, const N: usize, const KEYS: usize>(
+    reader: &mut Reader<'a, KEYS>,
     first: Event<'a>,
 ) -> Result<Result<heapless::Vec<i64, N>, ArrayProblem>, JsonError> {
     if first != Event::ArrayStart {
@@ -191,15 +220,17 @@ fn read_integers<'a, const N: usize>(
 }
 
 impl<'a> Fields<'a> {
-    fn into_identity(self, text: &'a [u8]) -> Result<PayloadIdentity<'a>, Error> {
+    /// `source` is the identity object's text, starting at `base` in the reader's text.
+    fn into_identity(self, source: &'a [u8], base: usize) -> Result<PayloadIdentity<'a>, Error> {
         fn need<T>(value: Option<T>, name: &'static str) -> Result<T, Error> {
             value.ok_or_else(|| field_error(name, "missing key"))
         }
         let (payload_hash, payload_hash_offset) = need(self.payload_hash, "payload_hash")?;
         Ok(PayloadIdentity {
-            source: Some(text),
+            source: Some(source),
+            source_is_canonical: false,
             payload_hash,
-            payload_hash_offset: Some(payload_hash_offset),
+            payload_hash_offset: Some(payload_hash_offset.saturating_sub(base)),
             model_id: need(self.model_id, "model_id")?,
             model_revision: need(self.model_revision, "model_revision")?,
             tokenizer_name: need(self.tokenizer_name, "tokenizer_name")?,
@@ -210,5 +241,237 @@ impl<'a> Fields<'a> {
             dtype: need(self.dtype, "dtype")?,
             shape: need(self.shape, "shape")?,
         })
+    }
+}
+
+/// A forward cursor over an identity text in canonical spelling. Its steps are inlined
+/// into [`parse_canonical`]: the position stays in a register and the keys, constants,
+/// are compared in place.
+struct Canonical<'a> {
+    text: &'a str,
+    pos: usize,
+    /// Every token so far is spelled exactly as the canonical serialisation spells it
+    /// (no escapes, no character that must be escaped, no `-0`).
+    exact: bool,
+}
+
+impl<'a> Canonical<'a> {
+    /// Step over exactly `bytes`.
+    #[inline(always)]
+    fn lit(&mut self, bytes: &[u8]) -> Option<()> {
+        let end = self.pos + bytes.len();
+        (self.text.as_bytes().get(self.pos..end)? == bytes).then(|| self.pos = end)
+    }
+
+    /// Step over `byte` if it is next.
+    #[inline(always)]
+    fn eat(&mut self, byte: u8) -> bool {
+        let next = self.text.as_bytes().get(self.pos) == Some(&byte);
+        self.pos += usize::from(next);
+        next
+    }
+
+    /// A string, validated by the reader's own scanner.
+    #[inline(always)]
+    fn string(&mut self) -> Option<JsonStr<'a>> {
+        let (value, end) = JsonStr::read_at(self.text, self.pos)?;
+        self.pos = end;
+        // Escapes may or may not be the canonical ones; raw non-ASCII and DEL never are.
+        self.exact &= !value.has_escapes() && value.raw().bytes().all(|b| (0x20..0x7F).contains(&b));
+        Some(value)
+    }
+
+    /// An integer token (`-?(0|[1-9][0-9]*)`, SPEC §4) within `i64`. A fraction, an
+    /// exponent or an overflow is `None`: the general reader words those problems.
+    #[inline(always)]
+    fn int(&mut self) -> Option<i64> {
+        let bytes = self.text.as_bytes();
+        let negative = self.eat(b'-');
+        let start = self.pos;
+        let mut value: i64 = 0;
+        while let Some(&digit) = bytes.get(self.pos).filter(|b| b.is_ascii_digit()) {
+            let digit = i64::from(digit - b'0');
+            value = value.checked_mul(10)?;
+            value = if negative { value.checked_sub(digit)? } else { value.checked_add(digit)? };
+            self.pos += 1;
+        }
+        let digits = self.pos - start;
+        if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
+            return None;
+        }
+        if matches!(bytes.get(self.pos), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        // `-0` is written `0`.
+        self.exact &= !(negative && value == 0);
+        Some(value)
+    }
+
+    /// `[a,b]`
+    #[inline(always)]
+    fn range(&mut self) -> Option<InclusiveRange> {
+        if !self.eat(b'[') {
+            return None;
+        }
+        let start = self.int()?;
+        if !self.eat(b',') {
+            return None;
+        }
+        let end = self.int()?;
+        self.eat(b']').then_some(InclusiveRange::new(start, end))
+    }
+}
+
+/// An identity in the canonical spelling of SPEC §2.3 (keys sorted, no whitespace),
+/// read in one forward pass. Strings and numbers are scanned by the reader's own
+/// scanners and fields judged by the same rules, so this accepts only texts the general
+/// reader accepts, with the same values. Anything else — another spelling, a JSON error,
+/// a field problem, a depth limit below 2 — is `None`, and the general reader decides
+/// (and words the error).
+// Inlined into `parse_with`, so the identity is built where the caller wants it.
+#[inline(always)]
+fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<PayloadIdentity<'a>> {
+    // The object is depth 1, the arrays in it depth 2.
+    if limits.max_depth < 2 {
+        return None;
+    }
+    // Validated once here, so strings and numbers are sliced from it without another
+    // UTF-8 pass each.
+    let mut at = Canonical { text: core::str::from_utf8(text).ok()?, pos: 0, exact: true };
+    at.lit(b"{\"dtype\":")?;
+    let dtype = Dtype::from_json(&at.string()?)?;
+    at.lit(b",\"head_range\":")?;
+    let head_range = at.range()?;
+    rules::check_head_range(head_range).ok()?;
+    at.lit(b",\"layer_range\":")?;
+    let layer_range = at.range()?;
+    rules::check_range("layer_range", layer_range).ok()?;
+    at.lit(b",\"model_id\":")?;
+    let model_id = at.string()?;
+    at.lit(b",\"model_revision\":")?;
+    let model_revision = at.string()?;
+    at.lit(b",\"payload_hash\":")?;
+    let payload_hash_offset = at.pos;
+    let payload_hash = at.string()?;
+    rules::check_payload_hash(&payload_hash).ok()?;
+    at.lit(b",\"shape\":[")?;
+    let mut dims = [0i64; MAX_SHAPE_DIMS];
+    let mut count = 0;
+    loop {
+        *dims.get_mut(count)? = at.int()?;
+        count += 1;
+        if at.eat(b']') {
+            break;
+        }
+        if !at.eat(b',') {
+            return None;
+        }
+    }
+    at.lit(b",\"token_span\":")?;
+    let token_span = at.range()?;
+    rules::check_range("token_span", token_span).ok()?;
+    at.lit(b",\"tokenizer_name\":")?;
+    let tokenizer_name = at.string()?;
+    at.lit(b",\"tokenizer_revision\":")?;
+    let tokenizer_revision = at.string()?;
+    at.lit(b"}")?;
+    if at.pos != text.len() {
+        return None;
+    }
+    Some(PayloadIdentity {
+        source: Some(text),
+        source_is_canonical: at.exact,
+        payload_hash,
+        payload_hash_offset: Some(payload_hash_offset),
+        model_id,
+        model_revision,
+        tokenizer_name,
+        tokenizer_revision,
+        layer_range,
+        head_range,
+        token_span,
+        dtype,
+        shape: Shape::from_slice(dims.get(..count)?).ok()?,
+    })
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+
+    const HELLO: &str = r#"{"dtype":"float16","head_range":[-1,-1],"layer_range":[0,31],"model_id":"llama-3-8b","model_revision":"","payload_hash":"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824","shape":[1,32,8,128,64],"token_span":[0,127],"tokenizer_name":"llama-3-8b","tokenizer_revision":""}"#;
+
+    /// Whenever the fast path accepts a text, the general reader accepts it too, with
+    /// the identical identity.
+    fn agrees(text: &[u8], limits: Limits) -> bool {
+        let fast = parse_canonical(text, limits);
+        if let Some(fast) = &fast {
+            assert_eq!(Ok(fast), parse_general(text, limits).as_ref(), "{}", String::from_utf8_lossy(text));
+        }
+        fast.is_some()
+    }
+
+    #[test]
+    fn canonical_texts_take_the_fast_path_and_agree() {
+        let texts = [
+            HELLO.to_string(),
+            HELLO.replace(
+                "\"llama-3-8b\",\"model_revision",
+                "\"caf\\u00e9 \\\"x\\\\ \\ud83d\\ude00/\",\"model_revision",
+            ),
+            HELLO.replace("[1,32,8,128,64]", "[-9223372036854775808,9223372036854775807,0,-1]"),
+            HELLO.replace("[1,32,8,128,64]", "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]"),
+            HELLO.replace("[1,32,8,128,64]", "[0]"),
+            HELLO.replace("[-1,-1]", "[0,0]").replace("float16", "nf4"),
+        ];
+        for text in &texts {
+            assert!(agrees(text.as_bytes(), Limits::default()), "{text}");
+        }
+        for dtype in Dtype::ALL {
+            let text = HELLO.replace("float16", dtype.name());
+            assert!(agrees(text.as_bytes(), Limits::default()), "{text}");
+        }
+        assert!(agrees(HELLO.as_bytes(), Limits { max_depth: 2 }));
+    }
+
+    #[test]
+    fn anything_else_goes_to_the_general_reader() {
+        for text in [
+            HELLO.replace("[1,32,8,128,64]", "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]"),
+            HELLO.replace("[1,32,8,128,64]", "[]"),
+            HELLO.replace("[1,32,8,128,64]", "[1.0]"),
+            HELLO.replace("[1,32,8,128,64]", "[1e2]"),
+            HELLO.replace("[1,32,8,128,64]", "[01]"),
+            HELLO.replace("[1,32,8,128,64]", "[9223372036854775808]"),
+            HELLO.replace("[0,31]", "[31,0]"),
+            HELLO.replace("[-1,-1]", "[-1,0]"),
+            HELLO.replace("float16", "Float16"),
+            HELLO.replace("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", ""),
+            format!("{HELLO} "),
+            format!(" {HELLO}"),
+            HELLO.replace(":", ": "),
+        ] {
+            assert!(!agrees(text.as_bytes(), Limits::default()), "{text}");
+        }
+        assert!(!agrees(HELLO.as_bytes(), Limits { max_depth: 1 }));
+    }
+
+    #[test]
+    fn every_one_byte_change_agrees_with_the_general_reader() {
+        let base = HELLO.as_bytes();
+        let mut accepted = 0;
+        for at in 0..base.len() {
+            for byte in *b"0-9\"\\ x,:]}[{.eE\x7f\x01" {
+                let mut text = base.to_vec();
+                text[at] = byte;
+                accepted += usize::from(agrees(&text, Limits::default()));
+            }
+            accepted += usize::from(agrees(&base[..at], Limits::default()));
+            let mut invalid_utf8 = base.to_vec();
+            invalid_utf8[at] = 0xC3;
+            assert!(!agrees(&invalid_utf8, Limits::default()));
+        }
+        // Digits changed into digits and hex into hex stay canonical and valid.
+        assert!(accepted > 100, "{accepted}");
     }
 }

@@ -34,7 +34,10 @@ fn field_rules() {
     assert_eq!(problem(&with(r#""layer_range":[0,1]"#, r#""layer_range":[0]"#)), (F, Some("layer_range")));
     assert_eq!(problem(&with(r#""layer_range":[0,1]"#, r#""layer_range":[0,1.0]"#)), (F, Some("layer_range")));
     assert_eq!(problem(&with(r#""head_range":[-1,-1]"#, r#""head_range":[-1,3]"#)), (F, Some("head_range")));
-    assert_eq!(problem(&with(r#""token_span":[0,7]"#, r#""token_span":[0,9223372036854775808]"#)), (F, Some("token_span")));
+    assert_eq!(
+        problem(&with(r#""token_span":[0,7]"#, r#""token_span":[0,9223372036854775808]"#)),
+        (F, Some("token_span"))
+    );
     assert_eq!(problem(&with(r#""dtype":"int8""#, r#""dtype":"INT8""#)), (F, Some("dtype")));
     assert_eq!(problem(&with(r#""dtype":"int8""#, r#""dtype":null"#)), (F, Some("dtype")));
     assert_eq!(problem(&with(r#""shape":[1]"#, r#""shape":[]"#)), (F, Some("shape")));
@@ -88,4 +91,25 @@ fn built_identities_validate_their_values() {
     assert!(IdentityValues { head_range: InclusiveRange::new(-1, 0), ..values }.build().is_err());
     assert!(IdentityValues { shape: &[], ..values }.build().is_err());
     assert!(IdentityValues { shape: &[1; 17], ..values }.build().is_err());
+}
+
+#[test]
+fn canonical_spelling_is_recognised_at_parse_time_only_when_exact() {
+    let canonical = r#"{"dtype":"int8","head_range":[-1,-1],"layer_range":[0,1],"model_id":"m","model_revision":"","payload_hash":"x","shape":[1],"token_span":[0,7],"tokenizer_name":"t","tokenizer_revision":""}"#;
+    let identity = PayloadIdentity::parse(canonical.as_bytes()).unwrap();
+    assert!(identity.source_is_canonical && identity.is_canonical());
+    // Spellings the fast reader takes but that are not the canonical bytes.
+    for (from, to) in [(r#""m""#, r#""\u006d""#), (r#""m""#, "\"m\u{e9}\""), ("[1]", "[-0]"), (r#""t""#, "\"t\u{7f}\"")] {
+        let text = canonical.replacen(from, to, 1);
+        let identity = PayloadIdentity::parse(text.as_bytes()).unwrap();
+        assert!(!identity.source_is_canonical, "{text}");
+        assert!(!identity.is_canonical(), "{text}");
+        let mut out = std::vec![0u8; identity.canonical_len()];
+        identity.write_canonical_into(&mut out).unwrap();
+        assert_eq!(identity.fingerprint(), crate::Sha256Digest::of(&out), "{text}");
+    }
+    // Canonical escapes are canonical, found by comparison rather than at parse time.
+    let escaped = canonical.replacen(r#""m""#, r#""\u00e9\"""#, 1);
+    let identity = PayloadIdentity::parse(escaped.as_bytes()).unwrap();
+    assert!(!identity.source_is_canonical && identity.is_canonical());
 }

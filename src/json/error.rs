@@ -84,5 +84,5 @@ impl fmt::Display for JsonError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for JsonError {}
+// `core::error::Error` (Rust 1.81) serves no_std users too.
+impl core::error::Error for JsonError {}

@@ -42,7 +42,7 @@ fn write_plain<S: ByteSink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::
     let mut rest = text;
     while !rest.is_empty() {
         let run = rest.bytes().position(|b| !copies_verbatim(b)).unwrap_or(rest.len());
-        let (verbatim, tail) = rest.split_at(run);
+        let (verbatim, tail) = rest.split_at_checked(run).unwrap_or((rest, ""));
         if !verbatim.is_empty() {
             sink.write_bytes(verbatim.as_bytes())?;
         }

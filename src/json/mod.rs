@@ -10,6 +10,7 @@
 
 mod error;
 mod escape;
+pub(crate) mod keys;
 mod number;
 mod reader;
 mod string;

@@ -95,7 +95,10 @@ struct KeySlot {
 /// assert!(membrane_frame::json::validate(br#"{"a":1,"a":2}"#, Limits::default()).is_err());
 /// ```
 pub struct Reader<'a, const KEYS: usize = DEFAULT_KEY_CAPACITY> {
-    text: &'a [u8],
+    /// The text up to its first invalid UTF-8 byte (all of it, when it is valid).
+    text: &'a str,
+    /// Where the text stops being UTF-8, if it does: reaching that point is an error.
+    utf8_error: Option<usize>,
     pos: usize,
     event_start: usize,
     depth: u32,
@@ -104,14 +107,30 @@ pub struct Reader<'a, const KEYS: usize = DEFAULT_KEY_CAPACITY> {
     kinds: [u64; (MAX_DEPTH as usize) / 64],
     expect: Expect,
     keys: heapless::Vec<KeySlot, KEYS>,
+    /// Bit `d` set: the object at depth `d + 1` checks its own keys (see
+    /// [`defer_duplicate_check`](Self::defer_duplicate_check)).
+    deferred: [u64; (MAX_DEPTH as usize) / 64],
+    /// The text is known to be valid (a re-walk): no key is recorded at all.
+    trusted: bool,
     failed: Option<JsonError>,
 }
 
 impl<'a, const KEYS: usize> Reader<'a, KEYS> {
     /// A reader over `text` with the given limits.
     pub fn new(text: &'a [u8], limits: Limits) -> Self {
+        // One fast UTF-8 pass over the whole text up front; the scanners then work on a
+        // `str`. Invalid bytes are reported when the reader gets to them, so errors
+        // still come in text order.
+        let (text, utf8_error) = match core::str::from_utf8(text) {
+            Ok(valid) => (valid, None),
+            Err(err) => {
+                let valid = text.get(..err.valid_up_to()).and_then(|b| core::str::from_utf8(b).ok());
+                (valid.unwrap_or(""), Some(err.valid_up_to()))
+            }
+        };
         Reader {
             text,
+            utf8_error,
             pos: 0,
             event_start: 0,
             depth: 0,
@@ -119,8 +138,40 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
             kinds: [0; (MAX_DEPTH as usize) / 64],
             expect: Expect::Value,
             keys: heapless::Vec::new(),
+            deferred: [0; (MAX_DEPTH as usize) / 64],
+            trusted: false,
             failed: None,
         }
+    }
+
+    /// Stop recording the keys of the innermost open object (call it right after its
+    /// [`Event::ObjectStart`]): the caller takes over duplicate detection for that one
+    /// object, e.g. for a map with a hundred thousand keys that no fixed key table
+    /// holds. Keys of objects nested in it are still checked here. No-op outside an
+    /// object.
+    ///
+    /// The caller must then check the object's keys itself; the metadata readers do it
+    /// by checking that the keys are strictly increasing, else with a bounded-memory
+    /// search (see `docs/design.md`).
+    pub fn defer_duplicate_check(&mut self) {
+        if self.in_object() {
+            let index = self.depth.saturating_sub(1) as usize;
+            if let Some(word) = self.deferred.get_mut(index / 64) {
+                *word |= 1u64 << (index % 64);
+            }
+        }
+    }
+
+    /// Whether the innermost open object checks its own keys.
+    fn deferred_here(&self) -> bool {
+        let index = self.depth.saturating_sub(1) as usize;
+        self.deferred.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
+    }
+
+    /// Record no keys at all: for walking again over a text that a full reader has
+    /// already accepted (iterators over big maps), where the key table would only cost.
+    pub(crate) fn assume_unique_keys(&mut self) {
+        self.trusted = true;
     }
 
     /// Byte offset where the most recent event started.
@@ -135,11 +186,22 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
 
     /// The next event, or `None` once the single top-level value is complete and only
     /// whitespace follows.
+    #[inline]
     pub fn next_event(&mut self) -> Result<Option<Event<'a>>, JsonError> {
         if let Some(err) = self.failed {
             return Err(err);
         }
-        let result = self.step();
+        let mut result = self.step();
+        if let Some(at) = self.utf8_error {
+            // Running out of valid text means reaching the invalid byte.
+            match result {
+                Ok(None) => result = Err(JsonError::new(JsonErrorKind::InvalidUtf8, at)),
+                Err(err) if err.kind == JsonErrorKind::UnexpectedEnd => {
+                    result = Err(JsonError::new(JsonErrorKind::InvalidUtf8, at));
+                }
+                _ => {}
+            }
+        }
         if let Err(err) = result {
             self.failed = Some(err);
         }
@@ -170,28 +232,29 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         Err(JsonError::new(kind, at))
     }
 
+    #[inline(always)]
     fn skip_whitespace(&mut self) {
-        let rest = self.text.get(self.pos..).unwrap_or(&[]);
-        self.pos += rest
-            .iter()
-            .position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-            .unwrap_or(rest.len());
+        let rest = self.text.as_bytes().get(self.pos..).unwrap_or(&[]);
+        self.pos += rest.iter().position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(rest.len());
     }
 
+    #[inline(always)]
     fn in_object(&self) -> bool {
         let index = self.depth.saturating_sub(1) as usize;
         self.kinds.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
     }
 
+    #[inline(always)]
     fn after_value(&mut self) {
         self.expect = if self.depth == 0 { Expect::Done } else { Expect::CommaOrEnd };
     }
 
+    #[inline(always)]
     fn step(&mut self) -> Result<Option<Event<'a>>, JsonError> {
         loop {
             self.skip_whitespace();
             self.event_start = self.pos;
-            let byte = self.text.get(self.pos).copied();
+            let byte = self.text.as_bytes().get(self.pos).copied();
             match self.expect {
                 Expect::Done => {
                     return match byte {
@@ -223,6 +286,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         }
     }
 
+    #[inline(always)]
     fn value(&mut self, byte: Option<u8>) -> Result<Event<'a>, JsonError> {
         let start = self.pos;
         let event = match byte {
@@ -246,7 +310,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
 
     fn literal(&mut self, word: &[u8], event: Event<'a>) -> Result<Event<'a>, JsonError> {
         let end = self.pos + word.len();
-        match self.text.get(self.pos..end) {
+        match self.text.as_bytes().get(self.pos..end) {
             Some(found) if found == word => {
                 self.pos = end;
                 Ok(event)
@@ -255,6 +319,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
                 // Point at the first byte that differs (or the end of the text).
                 let same = self
                     .text
+                    .as_bytes()
                     .get(self.pos..)
                     .unwrap_or(&[])
                     .iter()
@@ -262,29 +327,24 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
                     .take_while(|(a, b)| a == b)
                     .count();
                 let at = self.pos + same;
-                let kind = if at >= self.text.len() {
-                    JsonErrorKind::UnexpectedEnd
-                } else {
-                    JsonErrorKind::UnexpectedByte
-                };
+                let kind =
+                    if at >= self.text.len() { JsonErrorKind::UnexpectedEnd } else { JsonErrorKind::UnexpectedByte };
                 self.error(kind, at)
             }
         }
     }
 
     /// A string whose opening quote is at `self.pos`.
+    #[inline(always)]
     fn string(&mut self) -> Result<JsonStr<'a>, JsonError> {
         let content = self.pos + 1;
         let (close, has_escapes) = scan_string(self.text, content)?;
         self.pos = close + 1;
-        let raw = self
-            .text
-            .get(content..close)
-            .and_then(|b| core::str::from_utf8(b).ok())
-            .unwrap_or("");
+        let raw = self.text.get(content..close).unwrap_or("");
         Ok(JsonStr::from_validated(raw, has_escapes))
     }
 
+    #[inline(always)]
     fn open(&mut self, object: bool) -> Result<Event<'a>, JsonError> {
         if self.depth >= self.max_depth {
             return self.error(JsonErrorKind::DepthExceeded, self.pos);
@@ -309,12 +369,17 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         }
     }
 
+    #[inline(always)]
     fn close(&mut self) -> Event<'a> {
         let object = self.in_object();
         if object {
             let depth = self.depth as u16;
             while self.keys.last().is_some_and(|slot| slot.depth == depth) {
                 self.keys.pop();
+            }
+            let index = self.depth.saturating_sub(1) as usize;
+            if let Some(word) = self.deferred.get_mut(index / 64) {
+                *word &= !(1u64 << (index % 64));
             }
         }
         self.depth -= 1;
@@ -327,6 +392,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         }
     }
 
+    #[inline(always)]
     fn key(&mut self, byte: Option<u8>) -> Result<Event<'a>, JsonError> {
         let start = self.pos;
         match byte {
@@ -337,7 +403,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         let key = self.string()?;
         self.remember_key(key, start)?;
         self.skip_whitespace();
-        match self.text.get(self.pos) {
+        match self.text.as_bytes().get(self.pos) {
             Some(b':') => self.pos += 1,
             None => return self.error(JsonErrorKind::UnexpectedEnd, self.pos),
             Some(_) => return self.error(JsonErrorKind::ExpectedColon, self.pos),
@@ -348,6 +414,9 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
 
     /// Record a key of the innermost object, rejecting it if the object already has it.
     fn remember_key(&mut self, key: JsonStr<'a>, at: usize) -> Result<(), JsonError> {
+        if self.trusted || self.deferred_here() {
+            return Ok(());
+        }
         let hash = key_hash(&key);
         let depth = self.depth as u16;
         for slot in self.keys.iter().rev().take_while(|slot| slot.depth == depth) {
@@ -355,44 +424,56 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
                 return self.error(JsonErrorKind::DuplicateKey, at);
             }
         }
-        let slot = KeySlot {
-            hash,
-            start: at + 1,
-            len: key.raw().len(),
-            depth,
-            has_escapes: key.has_escapes(),
-        };
+        let slot = KeySlot { hash, start: at + 1, len: key.raw().len(), depth, has_escapes: key.has_escapes() };
         self.keys.push(slot).or_else(|_| self.error(JsonErrorKind::TooManyKeys, at))
     }
 
     fn slot_str(&self, slot: &KeySlot) -> JsonStr<'a> {
-        let raw = self
-            .text
-            .get(slot.start..slot.start + slot.len)
-            .and_then(|b| core::str::from_utf8(b).ok())
-            .unwrap_or("");
+        let raw = self.text.get(slot.start..slot.start + slot.len).unwrap_or("");
         JsonStr::from_validated(raw, slot.has_escapes)
     }
 }
 
-/// FNV-1a over the decoded key, so `"a"` and `"\u0061"` hash alike.
+/// A cheap filter for duplicate keys: the decoded length mixed with the first and the
+/// last (up to) eight decoded bytes, so `"a"` and `"\u0061"` hash alike. Equal hashes are
+/// confirmed by a full comparison.
 fn key_hash(key: &JsonStr<'_>) -> u32 {
-    const PRIME: u32 = 0x0100_0193;
-    let mut hash: u32 = 0x811C_9DC5;
-    let mut feed = |bytes: &[u8]| {
-        for &b in bytes {
-            hash = (hash ^ u32::from(b)).wrapping_mul(PRIME);
+    let (len, head, tail) = match key.as_str() {
+        Some(plain) => {
+            let bytes = plain.as_bytes();
+            let tail_start = bytes.len().saturating_sub(8);
+            (bytes.len(), le_prefix(bytes), le_prefix(bytes.get(tail_start..).unwrap_or(&[])))
+        }
+        None => {
+            // Stream the decoded bytes: keep the first eight and a rolling last eight.
+            let (mut len, mut head, mut tail) = (0usize, 0u64, 0u64);
+            for ch in key.chars() {
+                for &b in ch.encode_utf8(&mut [0u8; 4]).as_bytes() {
+                    if len < 8 {
+                        head |= u64::from(b) << (8 * len);
+                    }
+                    tail = (tail >> 8) | (u64::from(b) << 56);
+                    len += 1;
+                }
+            }
+            if len < 8 {
+                tail >>= 8 * (8 - len);
+            }
+            (len, head, tail)
         }
     };
-    match key.as_str() {
-        Some(plain) => feed(plain.as_bytes()),
-        None => {
-            for ch in key.chars() {
-                feed(ch.encode_utf8(&mut [0u8; 4]).as_bytes());
-            }
-        }
+    let mixed = (head ^ tail.rotate_left(29) ^ (len as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 32) as u32
+}
+
+/// Up to the first eight bytes as a little-endian number, zero-padded.
+fn le_prefix(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    let n = bytes.len().min(8);
+    if let (Some(dst), Some(src)) = (word.get_mut(..n), bytes.get(..n)) {
+        dst.copy_from_slice(src);
     }
-    hash
+    u64::from_le_bytes(word)
 }
 
 /// Validate a whole text against SPEC §4 without looking at its values.
@@ -486,6 +567,70 @@ mod tests {
         text.push('}');
         assert_eq!(check(&text), Err(JsonErrorKind::TooManyKeys));
         assert!(Reader::<128>::new(text.as_bytes(), Limits::default()).finish().is_ok());
+    }
+
+    #[test]
+    fn deferred_objects_record_no_keys_but_nested_ones_still_do() {
+        let mut text = String::from("{\"m\": {");
+        for i in 0..=DEFAULT_KEY_CAPACITY {
+            text.push_str(&format!("\"k{i}\": 0, "));
+        }
+        text.push_str("\"k0\": {\"a\": 1, \"a\": 2}}, \"n\": {\"b\": 1, \"b\": 2}}");
+        let mut reader: Reader = Reader::new(text.as_bytes(), Limits::default());
+        let mut deferred = false;
+        let err = loop {
+            match reader.next_event() {
+                Ok(Some(Event::ObjectStart)) if reader.depth() == 2 && !deferred => {
+                    reader.defer_duplicate_check();
+                    deferred = true;
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break None,
+                Err(err) => break Some(err),
+            }
+        };
+        // The map's 65 keys were not recorded, but the object nested in it is checked.
+        let err = err.map(|e| (e.kind, e.offset));
+        assert_eq!(err, Some((JsonErrorKind::DuplicateKey, text.find("\"a\": 2").unwrap())));
+    }
+
+    #[test]
+    fn a_deferred_object_does_not_disable_its_sibling() {
+        let text = b"[{\"a\": 1, \"a\": 2}, {\"b\": 1, \"b\": 2}]";
+        let mut reader: Reader = Reader::new(text, Limits::default());
+        assert_eq!(reader.next_event(), Ok(Some(Event::ArrayStart)));
+        assert_eq!(reader.next_event(), Ok(Some(Event::ObjectStart)));
+        reader.defer_duplicate_check();
+        let err = reader.finish().unwrap_err();
+        assert_eq!((err.kind, err.offset), (JsonErrorKind::DuplicateKey, 28));
+    }
+
+    #[test]
+    fn key_hash_depends_on_the_decoded_value_only() {
+        for (plain, escaped) in [
+            ("a", "\\u0061"),
+            ("dtype", "\\u0064type"),
+            ("tokenizer_revision", "tokenizer_revisio\\u006e"),
+            ("é😀x", "\\u00e9\\ud83d\\ude00x"),
+            ("0123456789abcdef0", "0123456789abcdef\\u0030"),
+        ] {
+            assert_eq!(
+                key_hash(&JsonStr::from_plain(plain)),
+                key_hash(&JsonStr::from_validated(escaped, true)),
+                "{plain}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_in_text_order() {
+        let check_bytes = |text: &[u8]| validate(text, Limits::default()).map_err(|e| (e.kind, e.offset));
+        assert_eq!(check_bytes(b"[\"\xff\"]"), Err((JsonErrorKind::InvalidUtf8, 2)));
+        assert_eq!(check_bytes(b"[x, \"\xff\"]"), Err((JsonErrorKind::UnexpectedByte, 1)));
+        assert_eq!(check_bytes(b"[1] \xc3"), Err((JsonErrorKind::InvalidUtf8, 4)));
+        assert_eq!(check_bytes(b"[\"\xc0\xaf\"]"), Err((JsonErrorKind::InvalidUtf8, 2)));
+        assert_eq!(check_bytes(b"[\"\xed\xa0\x80\"]"), Err((JsonErrorKind::InvalidUtf8, 2)));
+        assert_eq!(check_bytes("[\"é☃😀\"]".as_bytes()), Ok(()));
     }
 
     #[test]

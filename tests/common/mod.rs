@@ -25,21 +25,14 @@ pub fn vectors_dir() -> PathBuf {
 
 /// Every line of a JSON-lines vector file, parsed.
 pub fn read_jsonl(name: &str) -> Vec<serde_json::Value> {
-    read_lines(name)
-        .iter()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    read_lines(name).iter().map(|line| serde_json::from_str(line).unwrap()).collect()
 }
 
 /// Every non-blank line of a vector file.
 pub fn read_lines(name: &str) -> Vec<String> {
     let path = vectors_dir().join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let lines: Vec<String> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(String::from)
-        .collect();
+    let lines: Vec<String> = text.lines().filter(|l| !l.trim().is_empty()).map(String::from).collect();
     assert!(!lines.is_empty(), "{} has no vectors", path.display());
     lines
 }

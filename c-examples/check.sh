@@ -1,0 +1,170 @@
+#!/bin/sh
+# The C/C++ side of CI, run by `make -C c-examples check` (which sets ROOT, TARGET_DIR,
+# MEMBRANE_VECTORS, CC, CXX, MAKE). Every step counts as passed or failed; a failing
+# step prints the end of its log and the run goes on; the last line is
+#   c-examples: N passed, M failed
+# and the exit status is non-zero when anything failed. Logs: build/logs/.
+#
+# Steps: the Rust static and shared libraries (cargo rustc --release); every program
+# with the Makefile (static, shared, ASan+UBSan) and with CMake; the header as C99,
+# C11, C++17 (with and without exceptions) under -Wall -Wextra -Wpedantic -Werror;
+# every program run linked statically, linked to the shared library, under
+# ASan+UBSan, and under valgrind memcheck (no errors, no leaks of any kind); the
+# vector test (needs the vectors: a missing folder FAILS); the NULL-argument test and
+# its coverage of every function in the header; ctest; `make install` and builds
+# through pkg-config, static and shared.
+set -u
+cd "$(dirname "$0")" || exit 1
+unset MAKEFLAGS MFLAGS
+: "${ROOT:?run through make check}" "${TARGET_DIR:?}" "${MEMBRANE_VECTORS:?}"
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+MAKE=${MAKE:-make}
+BUILD=$PWD/build
+LOGS=$BUILD/logs
+RUN=$BUILD/run
+LIB_DIR=$TARGET_DIR/release
+WARN="-Wall -Wextra -Wpedantic -Werror"
+VALGRIND="valgrind --quiet --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all --error-exitcode=1"
+# Sanitizer runtime options (only the ASan/UBSan builds read them): leaks are errors.
+ASAN_OPTIONS=detect_leaks=1:halt_on_error=1
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS UBSAN_OPTIONS
+rm -rf "$LOGS" "$RUN"
+mkdir -p "$LOGS" "$RUN"
+
+passed=0
+failed=0
+started=$(date +%s)
+
+# step NAME COMMAND...: run, log, count.
+step() {
+    name=$1
+    shift
+    log=$LOGS/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '_').log
+    if "$@" >"$log" 2>&1; then
+        passed=$((passed + 1))
+        echo "PASS  $name"
+    else
+        rc=$?
+        failed=$((failed + 1))
+        echo "FAIL  $name (exit $rc; log: $log)"
+        tail -n 25 "$log" | sed 's/^/        /'
+    fi
+}
+
+# expect EXIT TEXT COMMAND...: the command exits with EXIT and prints TEXT.
+expect() {
+    want=$1
+    text=$2
+    shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq "$want" ] || { echo "exit $rc, expected $want"; return 1; }
+    case $out in *"$text"*) ;; *) echo "output lacks '$text'"; return 1 ;; esac
+}
+
+# through_pipe FILE COMMAND...: the command reads FILE from a pipe.
+through_pipe() {
+    file=$1
+    shift
+    cat "$file" | "$@"
+}
+
+# run_programs LABEL BINDIR [RUNNER...]: every program of one build, run by RUNNER.
+run_programs() {
+    label=$1
+    dir=$2
+    shift 2
+    frame=$RUN/$label.bin
+    damaged=$RUN/$label-damaged.bin
+    step "$label: emit_frame writes a tensor with writev" "$@" "$dir/emit_frame" "$frame" 24
+    cp "$frame" "$damaged" 2>/dev/null && printf '\001' | dd of="$damaged" bs=1 seek=4000 conv=notrunc 2>/dev/null
+    step "$label: validate_mmap verifies it in place" "$@" "$dir/validate_mmap" "$frame"
+    step "$label: validate_mmap rejects a damaged copy" expect 2 trailer_mismatch "$@" "$dir/validate_mmap" "$damaged"
+    step "$label: stream_verify through a pipe, 7-byte reads" through_pipe "$frame" "$@" "$dir/stream_verify" 7
+    step "$label: stream_verify rejects a damaged copy" \
+        expect 2 trailer_mismatch through_pipe "$damaged" "$@" "$dir/stream_verify" 3
+    step "$label: kv_engine exports and re-imports a KV block" "$@" "$dir/kv_engine"
+    step "$label: test_vectors (frames.jsonl through the C API)" "$@" "$dir/test_vectors" "$MEMBRANE_VECTORS"
+    step "$label: test_null_args" "$@" "$dir/test_null_args"
+}
+
+null_coverage() {
+    functions=$(sed -n 's/^[A-Za-z].*[ *]\(mbr_[a-z0-9_]*\)(.*/\1/p' "$ROOT/include/membrane_frame.h" | sort -u)
+    missing=""
+    for f in $functions; do
+        grep -q "$f(" test_null_args.c || missing="$missing $f"
+    done
+    echo "$(echo "$functions" | wc -l) functions in membrane_frame.h"
+    [ -z "$missing" ] || { echo "not exercised by test_null_args.c:$missing"; return 1; }
+}
+
+have_tools() {
+    missing=""
+    for tool in "$CC" "$CXX" cmake pkg-config valgrind; do
+        command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+    done
+    [ -z "$missing" ] || { echo "missing:$missing (run c-examples/install-deps.sh)"; return 1; }
+}
+
+cmake_build() {
+    cmake -S . -B "$BUILD/cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DMEMBRANE_FRAME_LIB_DIR="$LIB_DIR" -DMEMBRANE_VECTORS="$MEMBRANE_VECTORS" &&
+        cmake --build "$BUILD/cmake" -j 2
+}
+
+ctest_run() {
+    (cd "$BUILD/cmake" && ctest --output-on-failure -j 2)
+}
+
+pkgconfig_build() {
+    stage=$BUILD/stage
+    rm -rf "$stage" "$BUILD/pkgconfig-bin"
+    mkdir -p "$BUILD/pkgconfig-bin"
+    "$MAKE" --no-print-directory install PREFIX="$stage" || return 1
+    PKG_CONFIG_PATH=$stage/lib/pkgconfig
+    export PKG_CONFIG_PATH
+    echo "membrane_frame $(pkg-config --modversion membrane_frame): $(pkg-config --cflags --libs membrane_frame)"
+    echo "membrane_frame-static: $(pkg-config --libs membrane_frame-static)"
+    # shellcheck disable=SC2046
+    "$CC" -std=c99 $WARN -O2 validate_mmap.c $(pkg-config --cflags --libs membrane_frame) \
+        -Wl,-rpath,"$(pkg-config --variable=libdir membrane_frame)" -o "$BUILD/pkgconfig-bin/validate_mmap_shared" &&
+        "$CC" -std=c99 $WARN -O2 validate_mmap.c $(pkg-config --cflags --libs membrane_frame-static) \
+            -o "$BUILD/pkgconfig-bin/validate_mmap_static" || return 1
+    # The shared build really loads the installed library; the static one needs none.
+    ldd "$BUILD/pkgconfig-bin/validate_mmap_shared" | grep "$stage/lib/libmembrane_frame.so" || return 1
+    if ldd "$BUILD/pkgconfig-bin/validate_mmap_static" | grep -q membrane_frame; then return 1; fi
+    "$BUILD/pkgconfig-bin/validate_mmap_shared" "$RUN/static.bin" && "$BUILD/pkgconfig-bin/validate_mmap_static" "$RUN/static.bin"
+}
+
+echo "c-examples: library $LIB_DIR, vectors $MEMBRANE_VECTORS"
+if [ ! -f "$MEMBRANE_VECTORS/frames.jsonl" ]; then
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    echo "!!! CONFORMANCE VECTORS NOT FOUND at $MEMBRANE_VECTORS"
+    echo "!!! Set MEMBRANE_VECTORS to the folder holding frames.jsonl. The vector steps"
+    echo "!!! below FAIL rather than pass without checking anything."
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+fi
+
+step "tools: cc, c++, cmake, pkg-config, valgrind" have_tools
+step "cargo rustc --release --crate-type staticlib,cdylib (libmembrane_frame.a, .so)" "$MAKE" --no-print-directory lib
+step "make: every program, static + shared + ASan/UBSan builds" "$MAKE" --no-print-directory -j 2 variants
+step "make: membrane_frame.h as C99, C11, C++17 (+ hpp, with and without exceptions), -Werror" \
+    "$MAKE" --no-print-directory headers
+step "test_null_args.c calls every function of membrane_frame.h" null_coverage
+
+run_programs static "$BUILD/static"
+run_programs shared "$BUILD/shared"
+run_programs asan "$BUILD/asan"
+# shellcheck disable=SC2086
+run_programs valgrind "$BUILD/static" $VALGRIND
+
+step "cmake: configure and build (static + shared, -Werror)" cmake_build
+step "cmake: ctest" ctest_run
+step "pkg-config: make install, build static and shared through pkg-config, run" pkgconfig_build
+
+echo "c-examples: finished in $(($(date +%s) - started)) s"
+echo "c-examples: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,17 @@
+// Compile-only check: membrane_frame.h (plain, inside extern "C" guards) and the C++
+// wrapper membrane_frame.hpp are valid C++17 under -Wall -Wextra -Wpedantic -Werror,
+// with and without exceptions.
+#include "membrane_frame.h"
+#include "membrane_frame.hpp"
+
+static_assert(sizeof(mbr_stream_verifier) == MBR_STREAM_VERIFIER_SIZE, "verifier storage");
+static_assert(alignof(mbr_chunked_writer) == MBR_CHUNKED_WRITER_ALIGN, "writer storage");
+
+int header_check();
+int header_check() {
+    membrane::ReadOptions options;
+    options.level(MBR_LEVEL_FULL).mode(MBR_MODE_PREFIX);
+    membrane::Result<membrane::FrameView> frame = membrane::FrameView::parse(membrane::Bytes(), options);
+    membrane::Status status = membrane::check(membrane::Bytes());
+    return static_cast<int>(frame.status() + status.status());
+}

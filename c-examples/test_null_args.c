@@ -1,0 +1,431 @@
+/*
+ * test_null_args: NULL for every pointer argument of every function returns a status
+ * (MBR_NULL_POINTER) and never crashes; (NULL, 0) byte ranges are empty ranges; the
+ * optional `mbr_error *` may be NULL; out-parameters are left untouched on failure;
+ * storage that was never initialised, or is finished, is MBR_INVALID_STATE; unknown
+ * numbers are MBR_INVALID_ARGUMENT; string queries never return NULL.
+ *
+ * check.sh verifies that every function declared in membrane_frame.h appears here.
+ *   last line: "test_null_args: N passed, M failed"
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "membrane_frame.h"
+
+static int passes, failures;
+
+#define EXPECT(call, want)                                                                         \
+    do {                                                                                           \
+        uint32_t got_ = (call);                                                                    \
+        if (got_ == (uint32_t)(want)) {                                                            \
+            passes++;                                                                              \
+        } else {                                                                                   \
+            failures++;                                                                            \
+            printf("FAIL line %d: %s\n  got %s, want %s\n", __LINE__, #call, mbr_status_name(got_), \
+                   mbr_status_name(want));                                                         \
+        }                                                                                          \
+    } while (0)
+
+#define EXPECT_TRUE(cond)                                                                          \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            passes++;                                                                              \
+        } else {                                                                                   \
+            failures++;                                                                            \
+            printf("FAIL line %d: %s\n", __LINE__, #cond);                                         \
+        }                                                                                          \
+    } while (0)
+
+/* Fill an out-parameter with a sentinel; check it is still there after a failure. */
+#define POISON(x) memset(&(x), 0xA5, sizeof(x))
+static int poisoned(const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != 0xA5) return 0;
+    return 1;
+}
+#define UNTOUCHED(x) EXPECT_TRUE(poisoned(&(x), sizeof(x)))
+
+#define LIT(s) { (s), sizeof(s) - 1 }
+
+static int sink_calls;
+static int sink(void *userdata, const uint8_t *buf, size_t len) {
+    (void)userdata;
+    (void)buf;
+    (void)len;
+    sink_calls++;
+    return 0;
+}
+static int failing_sink(void *userdata, const uint8_t *buf, size_t len) {
+    (void)userdata;
+    (void)buf;
+    (void)len;
+    return 5; /* EIO */
+}
+
+int main(void) {
+    static const char json[] =
+        "{\"dtype\":\"float16\",\"head_range\":[-1,-1],\"layer_range\":[0,31],\"model_id\":\"llama-3-8b\","
+        "\"model_revision\":\"\",\"payload_hash\":\"x\",\"shape\":[1,32,8,128,64],\"token_span\":[0,127],"
+        "\"tokenizer_name\":\"llama-3-8b\",\"tokenizer_revision\":\"\"}";
+    const uint8_t *text = (const uint8_t *)json;
+    size_t text_len = sizeof json - 1;
+    const uint8_t payload[5] = {'h', 'e', 'l', 'l', 'o'};
+    uint8_t buf[4096];
+    size_t n;
+    uint64_t n64;
+    uint32_t u32;
+    bool flag;
+    mbr_error err;
+    mbr_digest digest;
+    mbr_identity identity, out_identity;
+    mbr_range range;
+    int64_t dims[MBR_MAX_SHAPE_DIMS];
+    char hex65[65];
+    mbr_read_options options = mbr_read_options_default();
+
+    EXPECT(mbr_identity_parse(text, text_len, &identity, NULL), MBR_OK);
+
+    /* ---- status, version: values, never NULL ---- */
+    EXPECT_TRUE(strcmp(mbr_status_name(MBR_OK), "ok") == 0);
+    EXPECT_TRUE(strcmp(mbr_status_name(MBR_TRAILER_MISMATCH), "trailer_mismatch") == 0);
+    EXPECT_TRUE(strcmp(mbr_status_name(MBR_NULL_POINTER), "null_pointer") == 0);
+    EXPECT_TRUE(strcmp(mbr_status_name(12345), "unknown") == 0);
+    EXPECT_TRUE(mbr_status_str(12345) != NULL && mbr_status_str(MBR_IDENTITY_FIELD) != NULL);
+    EXPECT(mbr_status_class(MBR_PAYLOAD_OVERRUN), MBR_CLASS_CORRUPT);
+    EXPECT(mbr_status_class(MBR_LEGACY_FRAME), MBR_CLASS_SCHEMA);
+    EXPECT(mbr_status_class(MBR_NULL_POINTER), MBR_CLASS_USAGE);
+    EXPECT(mbr_status_class(MBR_IO), MBR_CLASS_IO);
+    EXPECT(mbr_status_class(MBR_OK), MBR_CLASS_NONE);
+    EXPECT_TRUE(strcmp(mbr_class_name(MBR_CLASS_CORRUPT), "corrupt") == 0 && strcmp(mbr_class_name(99), "unknown") == 0);
+    EXPECT_TRUE(mbr_version() != NULL && mbr_version()[0] != '\0');
+    EXPECT(mbr_abi_version(), MBR_ABI_VERSION);
+    EXPECT_TRUE(strcmp(mbr_dtype_name(MBR_DTYPE_NF4), "nf4") == 0 && strcmp(mbr_dtype_name(99), "unknown") == 0);
+    EXPECT(options.level, MBR_LEVEL_TRAILER);
+
+    /* ---- mbr_sha256 ---- */
+    EXPECT(mbr_sha256(payload, 5, NULL), MBR_NULL_POINTER);
+    POISON(digest);
+    EXPECT(mbr_sha256(NULL, 5, &digest), MBR_NULL_POINTER);
+    UNTOUCHED(digest);
+    EXPECT(mbr_sha256(NULL, 0, &digest), MBR_OK); /* (NULL, 0) is empty */
+    EXPECT_TRUE(strcmp(digest.hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
+
+    /* ---- frames ---- */
+    size_t frame_len = 0;
+    EXPECT(mbr_frame_encode(&identity, payload, 5, buf, sizeof buf, &frame_len, NULL), MBR_OK);
+    EXPECT(mbr_frame_check(NULL, 10, MBR_LEVEL_FULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_check(NULL, 0, MBR_LEVEL_FULL), MBR_TOO_SHORT);
+    EXPECT(mbr_frame_check(buf, frame_len, 7), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_frame_check(buf, frame_len, MBR_LEVEL_TRAILER), MBR_OK);
+    EXPECT(mbr_frame_check(buf, frame_len, MBR_LEVEL_FULL), MBR_PAYLOAD_HASH_MISMATCH); /* payload_hash "x" */
+    mbr_frame frame;
+    POISON(frame);
+    POISON(err);
+    EXPECT(mbr_frame_parse(NULL, frame_len, options, &frame, &err), MBR_NULL_POINTER);
+    UNTOUCHED(frame);
+    EXPECT(err.status, MBR_NULL_POINTER);
+    EXPECT_TRUE(strcmp(err.field, "buf") == 0);
+    EXPECT(mbr_frame_parse(buf, frame_len, options, NULL, &err), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_parse(buf, frame_len, options, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_parse(NULL, 0, options, &frame, NULL), MBR_TOO_SHORT);
+    UNTOUCHED(frame);
+    options.mode = 9;
+    EXPECT(mbr_frame_parse(buf, frame_len, options, &frame, NULL), MBR_INVALID_ARGUMENT);
+    options = mbr_read_options_default();
+    options.level = MBR_LEVEL_FULL;
+    POISON(err);
+    EXPECT(mbr_frame_parse(buf, frame_len, options, &frame, &err), MBR_PAYLOAD_HASH_MISMATCH);
+    UNTOUCHED(frame);
+    EXPECT_TRUE(err.error_class == MBR_CLASS_CORRUPT && err.offset != MBR_NO_OFFSET && strcmp(err.field, "payload_hash") == 0);
+    options = mbr_read_options_default();
+    POISON(err);
+    EXPECT(mbr_frame_parse(buf, frame_len, options, &frame, &err), MBR_OK);
+    UNTOUCHED(err); /* the detail is written only on failure */
+    EXPECT_TRUE(frame.has_identity && frame.payload_len == 5 && memcmp(frame.payload, payload, 5) == 0);
+    options.level = MBR_LEVEL_LAYOUT;
+    EXPECT(mbr_frame_parse(buf, frame_len, options, &frame, NULL), MBR_OK);
+    EXPECT_TRUE(!frame.has_identity && !frame.has_payload_sha256);
+    EXPECT(mbr_identity_dtype(&frame.identity, &u32), MBR_INVALID_STATE); /* no identity at layout level */
+    options = mbr_read_options_default();
+
+    /* ---- identity: parse, build, with_payload_hash ---- */
+    POISON(out_identity);
+    EXPECT(mbr_identity_parse(NULL, text_len, &out_identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_parse(text, text_len, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_parse(NULL, 0, &out_identity, NULL), MBR_IDENTITY_JSON);
+    EXPECT(mbr_identity_parse(text, text_len - 1, &out_identity, &err), MBR_IDENTITY_JSON);
+    UNTOUCHED(out_identity);
+
+    int64_t shape[2] = {4, 4};
+    mbr_identity_values values = {
+        LIT("x"), LIT("m"), LIT(""), LIT("t"), LIT(""), {0, 1}, {-1, -1}, {0, 7}, MBR_DTYPE_INT8, shape, 2,
+    };
+    EXPECT(mbr_identity_build(NULL, &out_identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_build(&values, NULL, NULL), MBR_NULL_POINTER);
+    UNTOUCHED(out_identity);
+    mbr_identity_values bad = values;
+    bad.model_id.ptr = NULL;
+    EXPECT(mbr_identity_build(&bad, &out_identity, &err), MBR_NULL_POINTER);
+    EXPECT_TRUE(strcmp(err.field, "model_id") == 0);
+    bad = values;
+    bad.model_revision.ptr = NULL; /* {NULL, 0} is "" */
+    EXPECT(mbr_identity_build(&bad, &out_identity, NULL), MBR_OK);
+    bad = values;
+    bad.shape = NULL;
+    EXPECT(mbr_identity_build(&bad, &out_identity, NULL), MBR_NULL_POINTER);
+    bad.shape_len = 0;
+    EXPECT(mbr_identity_build(&bad, &out_identity, NULL), MBR_IDENTITY_FIELD); /* empty shape */
+    bad = values;
+    bad.dtype = 12;
+    EXPECT(mbr_identity_build(&bad, &out_identity, NULL), MBR_INVALID_ARGUMENT);
+    bad = values;
+    bad.model_id.ptr = "\xff";
+    bad.model_id.len = 1;
+    EXPECT(mbr_identity_build(&bad, &out_identity, NULL), MBR_INVALID_ARGUMENT); /* not UTF-8 */
+    bad = values;
+    bad.layer_range.start = 2;
+    EXPECT(mbr_identity_build(&bad, &out_identity, &err), MBR_IDENTITY_FIELD);
+    EXPECT_TRUE(strcmp(err.field, "layer_range") == 0);
+    EXPECT(mbr_identity_build(&values, &out_identity, NULL), MBR_OK);
+
+    mbr_identity changed;
+    POISON(changed);
+    EXPECT(mbr_identity_with_payload_hash(NULL, "abc", 3, &changed, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_with_payload_hash(&identity, NULL, 3, &changed, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_with_payload_hash(&identity, "abc", 3, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_with_payload_hash(&identity, NULL, 0, &changed, NULL), MBR_IDENTITY_FIELD); /* empty */
+    UNTOUCHED(changed);
+    EXPECT(mbr_identity_with_payload_hash(&identity, "abc", 3, &changed, NULL), MBR_OK);
+
+    /* ---- identity accessors ---- */
+    mbr_identity zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+    n = 12345;
+    EXPECT(mbr_identity_string_len(NULL, MBR_FIELD_MODEL_ID, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_string_len(&identity, MBR_FIELD_MODEL_ID, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_string_len(&zeroed, MBR_FIELD_MODEL_ID, &n), MBR_INVALID_STATE);
+    EXPECT(mbr_identity_string_len(&identity, MBR_FIELD_SHAPE, &n), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_identity_string_len(&identity, MBR_FIELD_MODEL_ID, &n), MBR_OK);
+    EXPECT_TRUE(n == 10);
+
+    char name[32];
+    POISON(name);
+    n = 12345;
+    EXPECT(mbr_identity_string(NULL, MBR_FIELD_MODEL_ID, name, sizeof name, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, NULL, sizeof name, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, name, sizeof name, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, NULL, 0, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, name, 10, &n), MBR_BUFFER_TOO_SMALL); /* no room for NUL */
+    EXPECT(mbr_identity_string(&zeroed, MBR_FIELD_MODEL_ID, name, sizeof name, &n), MBR_INVALID_STATE);
+    EXPECT(mbr_identity_string(&identity, 77, name, sizeof name, &n), MBR_INVALID_ARGUMENT);
+    UNTOUCHED(name);
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, name, 11, &n), MBR_OK);
+    EXPECT_TRUE(n == 10 && strcmp(name, "llama-3-8b") == 0);
+    EXPECT(mbr_identity_string(&identity, MBR_FIELD_DTYPE, name, sizeof name, &n), MBR_OK);
+    EXPECT_TRUE(strcmp(name, "float16") == 0);
+
+    POISON(range);
+    EXPECT(mbr_identity_range(NULL, MBR_FIELD_LAYER_RANGE, &range), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_range(&identity, MBR_FIELD_LAYER_RANGE, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_range(&identity, MBR_FIELD_MODEL_ID, &range), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_identity_range(&zeroed, MBR_FIELD_HEAD_RANGE, &range), MBR_INVALID_STATE);
+    UNTOUCHED(range);
+    EXPECT(mbr_identity_range(&identity, MBR_FIELD_HEAD_RANGE, &range), MBR_OK);
+    EXPECT_TRUE(range.start == -1 && range.end == -1);
+
+    EXPECT(mbr_identity_dtype(NULL, &u32), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_dtype(&identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_dtype(&identity, &u32), MBR_OK);
+    EXPECT(u32, MBR_DTYPE_FLOAT16);
+
+    POISON(dims);
+    n = 12345;
+    EXPECT(mbr_identity_shape(NULL, dims, MBR_MAX_SHAPE_DIMS, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_shape(&identity, NULL, MBR_MAX_SHAPE_DIMS, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_shape(&identity, dims, MBR_MAX_SHAPE_DIMS, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_shape(&identity, NULL, 0, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT(mbr_identity_shape(&identity, dims, 4, &n), MBR_BUFFER_TOO_SMALL);
+    UNTOUCHED(dims);
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_identity_shape(&identity, dims, 5, &n), MBR_OK);
+    EXPECT_TRUE(n == 5 && dims[4] == 64);
+
+    EXPECT(mbr_identity_tensor_bytes(NULL, &n64), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_tensor_bytes(&identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_tensor_bytes(&identity, &n64), MBR_OK);
+    EXPECT_TRUE(n64 == 1ull * 32 * 8 * 128 * 64 * 2);
+
+    EXPECT(mbr_identity_is_canonical(NULL, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_is_canonical(&identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_is_canonical(&identity, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+
+    EXPECT(mbr_identity_fingerprint(NULL, &digest), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_fingerprint(&identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_fingerprint(&zeroed, &digest), MBR_INVALID_STATE);
+    EXPECT(mbr_identity_fingerprint(&identity, &digest), MBR_OK);
+
+    POISON(hex65);
+    EXPECT(mbr_identity_fingerprint_hex(NULL, text_len, hex65), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_fingerprint_hex(text, text_len, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_fingerprint_hex(NULL, 0, hex65), MBR_IDENTITY_JSON);
+    UNTOUCHED(hex65);
+    EXPECT(mbr_identity_fingerprint_hex(text, text_len, hex65), MBR_OK);
+    EXPECT_TRUE(strlen(hex65) == 64 && strcmp(hex65, digest.hex) == 0);
+
+    EXPECT(mbr_identity_canonical_len(NULL, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_canonical_len(&identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_canonical_len(&identity, &n), MBR_OK);
+    EXPECT_TRUE(n == text_len);
+
+    n = 12345;
+    POISON(err);
+    EXPECT(mbr_identity_write_canonical(NULL, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_write_canonical(&identity, NULL, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_write_canonical(&identity, buf, sizeof buf, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_write_canonical(&identity, NULL, 0, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == text_len);
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_identity_write_canonical(&identity, buf, sizeof buf, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == text_len && memcmp(buf, json, n) == 0);
+
+    EXPECT(mbr_dtype_bits(MBR_DTYPE_NF4, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_dtype_bits(99, &u32), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_dtype_bits(MBR_DTYPE_NF4, &u32), MBR_OK);
+    EXPECT(u32, 4);
+    EXPECT(mbr_dtype_from_name(NULL, 4, &u32), MBR_NULL_POINTER);
+    EXPECT(mbr_dtype_from_name("int8", 4, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_dtype_from_name(NULL, 0, &u32), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_dtype_from_name("Int8", 4, &u32), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_dtype_from_name("int8", 4, &u32), MBR_OK);
+    EXPECT(u32, MBR_DTYPE_INT8);
+
+    /* ---- writing ---- */
+    EXPECT(mbr_frame_encoded_len(NULL, 5, &n64, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encoded_len(&identity, 5, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encoded_len(&zeroed, 5, &n64, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_frame_encoded_len(&identity, UINT64_MAX, &n64, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_frame_encoded_len(&identity, 5, &n64, NULL), MBR_OK);
+    EXPECT_TRUE(n64 == frame_len);
+
+    EXPECT(mbr_frame_head_len(NULL, 5, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_head_len(&identity, 5, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_head_len(&identity, 5, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 22 + text_len);
+
+    size_t head_len = n;
+    n = 12345;
+    EXPECT(mbr_frame_write_head(NULL, 5, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_write_head(&identity, 5, NULL, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_write_head(&identity, 5, buf, sizeof buf, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_write_head(&identity, 5, buf, head_len - 1, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == head_len && n == 12345);
+    EXPECT(mbr_frame_write_head(&identity, 5, buf, head_len, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == head_len);
+
+    n = 12345;
+    EXPECT(mbr_frame_encode(NULL, payload, 5, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode(&identity, NULL, 5, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode(&identity, payload, 5, NULL, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode(&identity, payload, 5, buf, sizeof buf, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode(&identity, payload, 5, buf, frame_len - 1, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == frame_len && n == 12345);
+    EXPECT(mbr_frame_encode(&identity, NULL, 0, buf, sizeof buf, &n, NULL), MBR_OK); /* empty payload */
+    EXPECT_TRUE(n == frame_len - 5);
+
+    /* ---- chunked writer ---- */
+    mbr_chunked_writer writer, zeroed_writer;
+    memset(&zeroed_writer, 0, sizeof zeroed_writer);
+    mbr_chunked_outcome outcome;
+    sink_calls = 0;
+    EXPECT(mbr_chunked_writer_begin(NULL, &identity, 5, sink, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_begin(&writer, NULL, 5, sink, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_begin(&writer, &identity, 5, NULL, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_begin(&writer, &zeroed, 5, sink, NULL, NULL), MBR_INVALID_STATE);
+    EXPECT_TRUE(sink_calls == 0);
+    EXPECT(mbr_chunked_writer_begin(&writer, &identity, 5, failing_sink, NULL, &err), MBR_IO);
+    EXPECT_TRUE(err.error_class == MBR_CLASS_IO);
+    EXPECT(mbr_chunked_writer_write(&zeroed_writer, payload, 5, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_chunked_writer_begin(&writer, &identity, 5, sink, NULL, NULL), MBR_OK); /* userdata may be NULL */
+    EXPECT(mbr_chunked_writer_write(NULL, payload, 2, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_write(&writer, NULL, 2, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_write(&writer, NULL, 0, NULL), MBR_OK);
+    EXPECT(mbr_chunked_writer_write(&writer, payload, 2, NULL), MBR_OK);
+    EXPECT(mbr_chunked_writer_write(&writer, payload, 4, &err), MBR_LENGTH_MISMATCH); /* 6 > 5 */
+    n64 = 12345;
+    EXPECT(mbr_chunked_writer_remaining(NULL, &n64), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_remaining(&writer, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_remaining(&zeroed_writer, &n64), MBR_INVALID_STATE);
+    EXPECT_TRUE(n64 == 12345);
+    EXPECT(mbr_chunked_writer_remaining(&writer, &n64), MBR_OK);
+    EXPECT_TRUE(n64 == 3);
+    POISON(outcome);
+    EXPECT(mbr_chunked_writer_finish(NULL, &outcome, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_finish(&writer, NULL, NULL), MBR_NULL_POINTER); /* writer not consumed */
+    EXPECT(mbr_chunked_writer_finish(&zeroed_writer, &outcome, NULL), MBR_INVALID_STATE);
+    UNTOUCHED(outcome);
+    EXPECT(mbr_chunked_writer_write(&writer, payload + 2, 3, NULL), MBR_OK);
+    EXPECT(mbr_chunked_writer_finish(&writer, &outcome, NULL), MBR_OK);
+    EXPECT_TRUE(outcome.frame_len == frame_len && !outcome.payload_hash_matches);
+    EXPECT(mbr_chunked_writer_write(&writer, payload, 1, NULL), MBR_INVALID_STATE); /* finished */
+    EXPECT(mbr_chunked_writer_finish(&writer, &outcome, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_chunked_writer_begin(&writer, &identity, 5, sink, NULL, NULL), MBR_OK);
+    EXPECT(mbr_chunked_writer_finish(&writer, &outcome, &err), MBR_LENGTH_MISMATCH); /* too little */
+    EXPECT(mbr_chunked_writer_finish(&writer, &outcome, NULL), MBR_INVALID_STATE);
+
+    /* ---- stream verifier ---- */
+    static uint8_t identity_buf[MBR_DEFAULT_IDENTITY_LIMIT];
+    mbr_stream_verifier verifier, zeroed_verifier;
+    memset(&zeroed_verifier, 0, sizeof zeroed_verifier);
+    mbr_stream_progress progress;
+    mbr_streamed_frame verdict;
+    EXPECT(mbr_frame_encode(&identity, payload, 5, buf, sizeof buf, &frame_len, NULL), MBR_OK);
+    EXPECT(mbr_stream_verifier_init(NULL, options, identity_buf, sizeof identity_buf), MBR_NULL_POINTER);
+    EXPECT(mbr_stream_verifier_init(&verifier, options, NULL, sizeof identity_buf), MBR_NULL_POINTER);
+    options.level = 4;
+    EXPECT(mbr_stream_verifier_init(&verifier, options, identity_buf, sizeof identity_buf), MBR_INVALID_ARGUMENT);
+    options = mbr_read_options_default();
+    EXPECT(mbr_stream_verifier_feed(&zeroed_verifier, buf, 1, &progress, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_stream_verifier_init(&verifier, options, identity_buf, sizeof identity_buf), MBR_OK);
+    POISON(progress);
+    EXPECT(mbr_stream_verifier_feed(NULL, buf, 10, &progress, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_stream_verifier_feed(&verifier, NULL, 10, &progress, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_stream_verifier_feed(&verifier, buf, 10, NULL, NULL), MBR_NULL_POINTER);
+    UNTOUCHED(progress);
+    EXPECT(mbr_stream_verifier_feed(&verifier, NULL, 0, &progress, NULL), MBR_OK);
+    EXPECT_TRUE(!progress.complete && progress.consumed == 0);
+    EXPECT(mbr_stream_verifier_feed(&verifier, buf, 10, &progress, NULL), MBR_OK);
+    n64 = 12345;
+    EXPECT(mbr_stream_verifier_received(NULL, &n64), MBR_NULL_POINTER);
+    EXPECT(mbr_stream_verifier_received(&verifier, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_stream_verifier_received(&zeroed_verifier, &n64), MBR_INVALID_STATE);
+    EXPECT_TRUE(n64 == 12345);
+    EXPECT(mbr_stream_verifier_received(&verifier, &n64), MBR_OK);
+    EXPECT_TRUE(n64 == 10);
+    EXPECT(mbr_stream_verifier_feed(&verifier, buf + 10, frame_len - 10, &progress, NULL), MBR_OK);
+    EXPECT_TRUE(progress.complete && progress.consumed == frame_len - 10);
+    POISON(verdict);
+    EXPECT(mbr_stream_verifier_finish(NULL, &verdict, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_stream_verifier_finish(&verifier, NULL, NULL), MBR_NULL_POINTER); /* not consumed */
+    EXPECT(mbr_stream_verifier_finish(&zeroed_verifier, &verdict, NULL), MBR_INVALID_STATE);
+    UNTOUCHED(verdict);
+    EXPECT(mbr_stream_verifier_finish(&verifier, &verdict, NULL), MBR_OK);
+    EXPECT_TRUE(verdict.frame_len == frame_len && verdict.payload_len == 5 && verdict.has_identity);
+    EXPECT(mbr_stream_verifier_finish(&verifier, &verdict, NULL), MBR_INVALID_STATE); /* finished */
+    EXPECT(mbr_stream_verifier_feed(&verifier, buf, 1, &progress, NULL), MBR_INVALID_STATE);
+    /* A too-small identity buffer at the identity level, and (NULL, 0) at the layout level. */
+    EXPECT(mbr_stream_verifier_init(&verifier, options, identity_buf, 8), MBR_OK);
+    EXPECT(mbr_stream_verifier_feed(&verifier, buf, frame_len, &progress, &err), MBR_BUFFER_TOO_SMALL);
+    options.level = MBR_LEVEL_LAYOUT;
+    EXPECT(mbr_stream_verifier_init(&verifier, options, NULL, 0), MBR_OK);
+    EXPECT(mbr_stream_verifier_feed(&verifier, buf, frame_len, &progress, NULL), MBR_OK);
+    EXPECT(mbr_stream_verifier_finish(&verifier, &verdict, NULL), MBR_OK);
+    EXPECT_TRUE(verdict.identity_json == NULL && !verdict.has_identity);
+
+    printf("test_null_args: %d passed, %d failed\n", passes, failures);
+    return failures == 0 ? 0 : 1;
+}

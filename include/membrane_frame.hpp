@@ -1,0 +1,647 @@
+/*
+ * membrane_frame.hpp: a header-only C++17 wrapper over the C ABI in membrane_frame.h.
+ *
+ * Hand-written (not generated). Same rules as the C ABI (docs/c-abi.md):
+ *  - nothing here allocates except the few helpers that return std::string or
+ *    std::vector (marked "allocates");
+ *  - views (Bytes, FrameView, Identity) point into buffers the caller keeps alive;
+ *  - errors are values: Result<T> holds a T or an Error (code, class, offset, field,
+ *    message). Result::value() on an error throws membrane::Exception when exceptions
+ *    are enabled and calls std::abort() when they are not (-fno-exceptions); check
+ *    ok() first to never need either.
+ *
+ *   auto frame = membrane::FrameView::parse(buf, membrane::ReadOptions().level(MBR_LEVEL_FULL));
+ *   if (!frame) { std::fprintf(stderr, "%s\n", frame.error().message().data()); return 1; }
+ *   auto model = frame->identity()->string(MBR_FIELD_MODEL_ID);
+ */
+#ifndef MEMBRANE_FRAME_HPP
+#define MEMBRANE_FRAME_HPP
+
+#include "membrane_frame.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define MEMBRANE_FRAME_HPP_EXCEPTIONS 1
+#include <stdexcept>
+#endif
+
+namespace membrane {
+
+static_assert(sizeof(mbr_identity) == MBR_IDENTITY_SIZE && alignof(mbr_identity) == MBR_IDENTITY_ALIGN,
+              "mbr_identity storage");
+static_assert(sizeof(mbr_stream_verifier) == MBR_STREAM_VERIFIER_SIZE &&
+                  alignof(mbr_stream_verifier) == MBR_STREAM_VERIFIER_ALIGN,
+              "mbr_stream_verifier storage");
+static_assert(sizeof(mbr_chunked_writer) == MBR_CHUNKED_WRITER_SIZE &&
+                  alignof(mbr_chunked_writer) == MBR_CHUNKED_WRITER_ALIGN,
+              "mbr_chunked_writer storage");
+
+/* ---------------------------------------------------------------------------------- */
+/* Byte ranges                                                                        */
+
+/// Read-only bytes: pointer and length (a span). Does not own what it points to.
+struct Bytes {
+    const std::uint8_t *data = nullptr;
+    std::size_t size = 0;
+
+    constexpr Bytes() noexcept = default;
+    constexpr Bytes(const std::uint8_t *d, std::size_t n) noexcept : data(d), size(n) {}
+    Bytes(const void *d, std::size_t n) noexcept : data(static_cast<const std::uint8_t *>(d)), size(n) {}
+    Bytes(std::string_view text) noexcept : Bytes(text.data(), text.size()) {}
+    template <class T, class A>
+    Bytes(const std::vector<T, A> &v) noexcept : Bytes(v.data(), v.size() * sizeof(T)) {
+        static_assert(std::is_trivially_copyable<T>::value, "Bytes over a vector of plain values");
+    }
+
+    constexpr const std::uint8_t *begin() const noexcept { return data; }
+    constexpr const std::uint8_t *end() const noexcept { return data + size; }
+    constexpr bool empty() const noexcept { return size == 0; }
+    std::string_view as_string_view() const noexcept {
+        return std::string_view(reinterpret_cast<const char *>(data), size);
+    }
+    /// The first `n` bytes (n <= size).
+    constexpr Bytes first(std::size_t n) const noexcept { return Bytes(data, n); }
+    /// The bytes from `offset` on (offset <= size).
+    constexpr Bytes subspan(std::size_t offset) const noexcept { return Bytes(data + offset, size - offset); }
+};
+
+/// Writable bytes: pointer and length. Does not own what it points to.
+struct MutableBytes {
+    std::uint8_t *data = nullptr;
+    std::size_t size = 0;
+
+    constexpr MutableBytes() noexcept = default;
+    constexpr MutableBytes(std::uint8_t *d, std::size_t n) noexcept : data(d), size(n) {}
+    MutableBytes(std::vector<std::uint8_t> &v) noexcept : MutableBytes(v.data(), v.size()) {}
+    template <std::size_t N>
+    constexpr MutableBytes(std::array<std::uint8_t, N> &a) noexcept : MutableBytes(a.data(), N) {}
+};
+
+/* ---------------------------------------------------------------------------------- */
+/* Errors                                                                             */
+
+/// Name of a status: "ok", "trailer_mismatch", ... (static).
+inline std::string_view status_name(std::uint32_t status) noexcept { return mbr_status_name(status); }
+/// One-line description of a status (static).
+inline std::string_view status_str(std::uint32_t status) noexcept { return mbr_status_str(status); }
+
+/// Why a call failed: the status and, where the call reports them, offset, field and
+/// a one-line message. Plain data (an mbr_error); cheap to copy.
+class Error {
+  public:
+    Error() noexcept : detail_() { set_status(MBR_OK); }
+    explicit Error(std::uint32_t status) noexcept : detail_() { set_status(status); }
+    /// From the detail a C call filled (status must be non-zero).
+    explicit Error(const mbr_error &detail) noexcept : detail_(detail) {}
+
+    std::uint32_t status() const noexcept { return detail_.status; }
+    /// "trailer_mismatch", ...
+    std::string_view name() const noexcept { return status_name(detail_.status); }
+    /// MBR_CLASS_SCHEMA (do not retry; maybe migrate), MBR_CLASS_CORRUPT (damaged
+    /// bytes), MBR_CLASS_USAGE, MBR_CLASS_IO.
+    std::uint32_t error_class() const noexcept { return detail_.error_class; }
+    std::string_view class_name() const noexcept { return mbr_class_name(detail_.error_class); }
+    bool is_schema() const noexcept { return detail_.error_class == MBR_CLASS_SCHEMA; }
+    bool is_corrupt() const noexcept { return detail_.error_class == MBR_CLASS_CORRUPT; }
+    /// The byte offset concerned, if any.
+    std::optional<std::uint64_t> offset() const noexcept {
+        if (detail_.offset == MBR_NO_OFFSET) return std::nullopt;
+        return detail_.offset;
+    }
+    /// The field or argument concerned ("" if none).
+    std::string_view field() const noexcept { return detail_.field; }
+    /// For MBR_BUFFER_TOO_SMALL: the bytes needed, when known (else 0).
+    std::uint64_t needed() const noexcept { return detail_.needed; }
+    /// The whole error in one line (NUL-terminated, so .data() works as a C string).
+    std::string_view message() const noexcept { return detail_.message; }
+    const mbr_error &c_error() const noexcept { return detail_; }
+
+  private:
+    void set_status(std::uint32_t status) noexcept {
+        detail_.status = status;
+        detail_.error_class = mbr_status_class(status);
+        detail_.offset = MBR_NO_OFFSET;
+        detail_.needed = 0;
+        const char *name = mbr_status_name(status);
+        std::size_t n = std::strlen(name);
+        if (n >= sizeof detail_.message) n = sizeof detail_.message - 1;
+        std::memcpy(detail_.message, name, n);
+        detail_.message[n] = '\0';
+    }
+    mbr_error detail_;
+};
+
+#ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS
+/// Thrown by Result::value() on an error (only when exceptions are enabled).
+class Exception : public std::runtime_error {
+  public:
+    explicit Exception(const Error &error) : std::runtime_error(std::string(error.message())), error_(error) {}
+    const Error &error() const noexcept { return error_; }
+
+  private:
+    Error error_;
+};
+#endif
+
+namespace detail {
+[[noreturn]] inline void fail(const Error &error) {
+#ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS
+    throw Exception(error);
+#else
+    (void)error;
+    std::abort();
+#endif
+}
+} // namespace detail
+
+/// A T or an Error.
+template <class T>
+class [[nodiscard]] Result {
+  public:
+    Result(T value) : value_(std::move(value)) {}
+    Result(Error error) : error_(error) {}
+
+    bool ok() const noexcept { return value_.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+    /// The status: MBR_OK or the error's.
+    std::uint32_t status() const noexcept { return ok() ? MBR_OK : error_.status(); }
+    /// The error (status MBR_OK when there is none).
+    const Error &error() const noexcept { return error_; }
+
+    /// The value; on an error, throws Exception (or aborts without exceptions).
+    T &value() & {
+        if (!ok()) detail::fail(error_);
+        return *value_;
+    }
+    const T &value() const & {
+        if (!ok()) detail::fail(error_);
+        return *value_;
+    }
+    T &&value() && {
+        if (!ok()) detail::fail(error_);
+        return std::move(*value_);
+    }
+    template <class U>
+    T value_or(U &&fallback) const & {
+        return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+    }
+    T *operator->() { return &value(); }
+    const T *operator->() const { return &value(); }
+    T &operator*() & { return value(); }
+    const T &operator*() const & { return value(); }
+
+  private:
+    std::optional<T> value_;
+    Error error_;
+};
+
+/// Success or an Error.
+template <>
+class [[nodiscard]] Result<void> {
+  public:
+    Result() noexcept = default;
+    Result(Error error) noexcept : error_(error) {}
+
+    bool ok() const noexcept { return error_.status() == MBR_OK; }
+    explicit operator bool() const noexcept { return ok(); }
+    std::uint32_t status() const noexcept { return error_.status(); }
+    const Error &error() const noexcept { return error_; }
+    /// Throws Exception (or aborts without exceptions) on an error.
+    void value() const {
+        if (!ok()) detail::fail(error_);
+    }
+
+  private:
+    Error error_;
+};
+
+using Status = Result<void>;
+
+namespace detail {
+/// Turn a C status (and the detail it may have filled) into a Result.
+inline Error error_of(std::uint32_t status, const mbr_error &detail) noexcept {
+    return detail.status == status ? Error(detail) : Error(status);
+}
+template <class T>
+Result<T> make(std::uint32_t status, const mbr_error &detail, T &&value) {
+    if (status != MBR_OK) return error_of(status, detail);
+    return Result<T>(std::forward<T>(value));
+}
+inline Status make_status(std::uint32_t status, const mbr_error &detail) noexcept {
+    if (status != MBR_OK) return error_of(status, detail);
+    return Status();
+}
+inline mbr_error blank() noexcept {
+    mbr_error e;
+    std::memset(&e, 0, sizeof e);
+    return e;
+}
+} // namespace detail
+
+/* ---------------------------------------------------------------------------------- */
+/* Digests                                                                            */
+
+/// A SHA-256 digest: bytes, the 8-byte trailer prefix, lower-case hex.
+struct Digest {
+    mbr_digest raw;
+    std::string_view hex() const noexcept { return std::string_view(raw.hex, 64); }
+    std::array<std::uint8_t, 8> trailer() const noexcept {
+        std::array<std::uint8_t, 8> t{};
+        std::memcpy(t.data(), raw.trailer, 8);
+        return t;
+    }
+    Bytes trailer_bytes() const noexcept { return Bytes(raw.trailer, 8); }
+    Bytes bytes() const noexcept { return Bytes(raw.sha256, 32); }
+    bool operator==(const Digest &o) const noexcept { return std::memcmp(raw.sha256, o.raw.sha256, 32) == 0; }
+    bool operator!=(const Digest &o) const noexcept { return !(*this == o); }
+};
+
+/// SHA-256 of `data`: its hex is a payload_hash, its trailer the frame trailer.
+inline Digest sha256(Bytes data) noexcept {
+    Digest d{};
+    (void)mbr_sha256(data.data, data.size, &d.raw);
+    return d;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Identity                                                                           */
+
+/// The C values of an identity, for Identity::build. The strings are borrowed by the
+/// identity that is built, so they must outlive it; shape is copied.
+struct IdentityValues {
+    std::string_view payload_hash;
+    std::string_view model_id;
+    std::string_view model_revision;
+    std::string_view tokenizer_name;
+    std::string_view tokenizer_revision;
+    mbr_range layer_range{0, 0};
+    mbr_range head_range{-1, -1};
+    mbr_range token_span{0, 0};
+    std::uint32_t dtype = MBR_DTYPE_FLOAT16;
+    const std::int64_t *shape = nullptr;
+    std::size_t shape_len = 0;
+};
+
+/// Up to MBR_MAX_SHAPE_DIMS dimensions.
+struct Shape {
+    std::array<std::int64_t, MBR_MAX_SHAPE_DIMS> dims{};
+    std::size_t size = 0;
+    const std::int64_t *begin() const noexcept { return dims.data(); }
+    const std::int64_t *end() const noexcept { return dims.data() + size; }
+    std::int64_t operator[](std::size_t i) const noexcept { return dims[i]; }
+};
+
+/// A validated identity (SPEC §2). Plain data that borrows the text or strings it was
+/// made from: copy it freely; keep those alive while it is used.
+class Identity {
+  public:
+    /// Parse an identity JSON text (any strict-JSON spelling).
+    static Result<Identity> parse(Bytes json) {
+        Identity id;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_identity_parse(json.data, json.size, &id.raw_, &e);
+        return detail::make(s, e, std::move(id));
+    }
+    /// Validate C++ values and make an identity of them.
+    static Result<Identity> build(const IdentityValues &v) {
+        mbr_identity_values c{};
+        c.payload_hash = str(v.payload_hash);
+        c.model_id = str(v.model_id);
+        c.model_revision = str(v.model_revision);
+        c.tokenizer_name = str(v.tokenizer_name);
+        c.tokenizer_revision = str(v.tokenizer_revision);
+        c.layer_range = v.layer_range;
+        c.head_range = v.head_range;
+        c.token_span = v.token_span;
+        c.dtype = v.dtype;
+        c.shape = v.shape;
+        c.shape_len = v.shape_len;
+        Identity id;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_identity_build(&c, &id.raw_, &e);
+        return detail::make(s, e, std::move(id));
+    }
+    /// Wrap an mbr_identity filled by a C call (e.g. mbr_frame.identity).
+    static Identity from_c(const mbr_identity &raw) noexcept {
+        Identity id;
+        id.raw_ = raw;
+        return id;
+    }
+
+    /// The same identity with another payload_hash (which must outlive the result).
+    Result<Identity> with_payload_hash(std::string_view hash) const {
+        Identity id;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_identity_with_payload_hash(&raw_, hash.data(), hash.size(), &id.raw_, &e);
+        return detail::make(s, e, std::move(id));
+    }
+
+    /// A string field's decoded value into `buf` (NUL-terminated); returns its length.
+    Result<std::size_t> string_into(std::uint32_t field, char *buf, std::size_t capacity) const {
+        std::size_t n = 0;
+        std::uint32_t s = mbr_identity_string(&raw_, field, buf, capacity, &n);
+        return detail::make(s, detail::blank(), std::move(n));
+    }
+    /// A string field's decoded value (allocates).
+    Result<std::string> string(std::uint32_t field) const {
+        std::size_t n = 0;
+        std::uint32_t s = mbr_identity_string_len(&raw_, field, &n);
+        if (s != MBR_OK) return Error(s);
+        std::string out(n + 1, '\0');
+        s = mbr_identity_string(&raw_, field, &out[0], out.size(), &n);
+        if (s != MBR_OK) return Error(s);
+        out.resize(n);
+        return out;
+    }
+    Result<mbr_range> range(std::uint32_t field) const {
+        mbr_range r{0, 0};
+        std::uint32_t s = mbr_identity_range(&raw_, field, &r);
+        return detail::make(s, detail::blank(), std::move(r));
+    }
+    Result<std::uint32_t> dtype() const {
+        std::uint32_t d = 0;
+        std::uint32_t s = mbr_identity_dtype(&raw_, &d);
+        return detail::make(s, detail::blank(), std::move(d));
+    }
+    Result<Shape> shape() const {
+        Shape sh;
+        std::uint32_t s = mbr_identity_shape(&raw_, sh.dims.data(), sh.dims.size(), &sh.size);
+        return detail::make(s, detail::blank(), std::move(sh));
+    }
+    /// Bytes of the tensor shape x dtype describes (a helper, not a reader rule).
+    Result<std::uint64_t> tensor_bytes() const {
+        std::uint64_t n = 0;
+        std::uint32_t s = mbr_identity_tensor_bytes(&raw_, &n);
+        return detail::make(s, detail::blank(), std::move(n));
+    }
+    Result<bool> is_canonical() const {
+        bool c = false;
+        std::uint32_t s = mbr_identity_is_canonical(&raw_, &c);
+        return detail::make(s, detail::blank(), std::move(c));
+    }
+    /// SHA-256 of the canonical serialisation (SPEC §2.4).
+    Result<Digest> fingerprint() const {
+        Digest d{};
+        std::uint32_t s = mbr_identity_fingerprint(&raw_, &d.raw);
+        return detail::make(s, detail::blank(), std::move(d));
+    }
+    Result<std::size_t> canonical_len() const {
+        std::size_t n = 0;
+        std::uint32_t s = mbr_identity_canonical_len(&raw_, &n);
+        return detail::make(s, detail::blank(), std::move(n));
+    }
+    /// The canonical serialisation into `out`; returns its length.
+    Result<std::size_t> write_canonical(MutableBytes out) const {
+        std::size_t n = 0;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_identity_write_canonical(&raw_, out.data, out.size, &n, &e);
+        return detail::make(s, e, std::move(n));
+    }
+
+    const mbr_identity *c_ptr() const noexcept { return &raw_; }
+
+  private:
+    static mbr_str str(std::string_view s) noexcept { return mbr_str{s.data(), s.size()}; }
+    Identity() noexcept : raw_() {}
+    mbr_identity raw_;
+};
+
+/// Name of an MBR_DTYPE_* number ("float16", ...; static).
+inline std::string_view dtype_name(std::uint32_t dtype) noexcept { return mbr_dtype_name(dtype); }
+
+/// Fingerprint of an identity JSON text as 64 hex digits.
+inline Result<std::array<char, 65>> fingerprint_hex(Bytes json) {
+    std::array<char, 65> out{};
+    std::uint32_t s = mbr_identity_fingerprint_hex(json.data, json.size, out.data());
+    return detail::make(s, detail::blank(), std::move(out));
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Reading frames                                                                     */
+
+/// Reader policy: level, mode, limits (defaults: trailer level, exact mode).
+class ReadOptions {
+  public:
+    ReadOptions() noexcept : raw_(mbr_read_options_default()) {}
+    ReadOptions &level(std::uint32_t level) noexcept { raw_.level = level; return *this; }
+    ReadOptions &mode(std::uint32_t mode) noexcept { raw_.mode = mode; return *this; }
+    ReadOptions &identity_limit(std::uint32_t limit) noexcept { raw_.identity_limit = limit; return *this; }
+    ReadOptions &max_depth(std::uint32_t depth) noexcept { raw_.max_depth = depth; return *this; }
+    const mbr_read_options &c_options() const noexcept { return raw_; }
+
+  private:
+    mbr_read_options raw_;
+};
+
+/// Validate one exact frame at a level; ok() when accepted.
+inline Status check(Bytes frame, std::uint32_t level = MBR_LEVEL_TRAILER) noexcept {
+    std::uint32_t s = mbr_frame_check(frame.data, frame.size, level);
+    return detail::make_status(s, detail::blank());
+}
+
+/// A frame read in place: every Bytes points into the parsed buffer, which must stay
+/// alive and unchanged while the view is used.
+class FrameView {
+  public:
+    static Result<FrameView> parse(Bytes buf, const ReadOptions &options = ReadOptions()) {
+        FrameView view;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_frame_parse(buf.data, buf.size, options.c_options(), &view.raw_, &e);
+        return detail::make(s, e, std::move(view));
+    }
+
+    Bytes bytes() const noexcept { return Bytes(raw_.bytes, raw_.len); }
+    Bytes identity_json() const noexcept { return Bytes(raw_.identity_json, raw_.identity_json_len); }
+    Bytes payload() const noexcept { return Bytes(raw_.payload, raw_.payload_len); }
+    /// Prefix mode: what follows the frame.
+    Bytes rest() const noexcept { return Bytes(raw_.rest, raw_.rest_len); }
+    Bytes trailer() const noexcept { return Bytes(raw_.trailer, 8); }
+    std::uint32_t level() const noexcept { return raw_.level; }
+    /// SHA-256 of the payload (trailer level and above).
+    std::optional<Bytes> payload_sha256() const noexcept {
+        if (!raw_.has_payload_sha256) return std::nullopt;
+        return Bytes(raw_.payload_sha256, 32);
+    }
+    /// The identity (identity level and above).
+    std::optional<Identity> identity() const noexcept {
+        if (!raw_.has_identity) return std::nullopt;
+        return Identity::from_c(raw_.identity);
+    }
+    const mbr_frame &c_frame() const noexcept { return raw_; }
+
+  private:
+    FrameView() noexcept : raw_() {}
+    mbr_frame raw_;
+};
+
+/* ---------------------------------------------------------------------------------- */
+/* Writing frames                                                                     */
+
+/// Length of the frame for `identity` and `payload_len` payload bytes.
+inline Result<std::uint64_t> encoded_len(const Identity &identity, std::uint64_t payload_len) {
+    std::uint64_t n = 0;
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_frame_encoded_len(identity.c_ptr(), payload_len, &n, &e);
+    return detail::make(s, e, std::move(n));
+}
+
+/// Length of the head (header, canonical identity, payload length).
+inline Result<std::size_t> head_len(const Identity &identity, std::uint64_t payload_len) {
+    std::size_t n = 0;
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_frame_head_len(identity.c_ptr(), payload_len, &n, &e);
+    return detail::make(s, e, std::move(n));
+}
+
+/// Write the head into `out`; returns its length. Send head, payload and
+/// sha256(payload).trailer_bytes() with writev: the payload is not copied.
+inline Result<std::size_t> write_head(const Identity &identity, std::uint64_t payload_len, MutableBytes out) {
+    std::size_t n = 0;
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_frame_write_head(identity.c_ptr(), payload_len, out.data, out.size, &n, &e);
+    return detail::make(s, e, std::move(n));
+}
+
+/// Write a whole frame into `out`; returns its length.
+inline Result<std::size_t> encode(const Identity &identity, Bytes payload, MutableBytes out) {
+    std::size_t n = 0;
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_frame_encode(identity.c_ptr(), payload.data, payload.size, out.data, out.size, &n, &e);
+    return detail::make(s, e, std::move(n));
+}
+
+/// A whole frame in a new vector (allocates).
+inline Result<std::vector<std::uint8_t>> encode(const Identity &identity, Bytes payload) {
+    Result<std::uint64_t> len = encoded_len(identity, payload.size);
+    if (!len) return len.error();
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(len.value()));
+    Result<std::size_t> n = encode(identity, payload, MutableBytes(out));
+    if (!n) return n.error();
+    return out;
+}
+
+/// Writes a frame whose payload arrives in chunks to a sink: any object with
+/// `int operator()(const std::uint8_t *data, std::size_t len)` returning 0 when all
+/// bytes were taken. The sink and the identity must outlive the writer, which is
+/// neither copyable nor movable (its state refers to them). Nothing to release.
+class ChunkedWriter {
+  public:
+    ChunkedWriter() noexcept : raw_() {}
+    ChunkedWriter(const ChunkedWriter &) = delete;
+    ChunkedWriter &operator=(const ChunkedWriter &) = delete;
+
+    /// Write the head for a payload of exactly `payload_len` bytes.
+    template <class Sink>
+    Status begin(const Identity &identity, std::uint64_t payload_len, Sink &sink) {
+        mbr_error e = detail::blank();
+        std::uint32_t s =
+            mbr_chunked_writer_begin(&raw_, identity.c_ptr(), payload_len, &trampoline<Sink>, &sink, &e);
+        return detail::make_status(s, e);
+    }
+    /// Pass the next payload chunk through.
+    Status write(Bytes chunk) {
+        mbr_error e = detail::blank();
+        return detail::make_status(mbr_chunked_writer_write(&raw_, chunk.data, chunk.size, &e), e);
+    }
+    Result<std::uint64_t> remaining() const {
+        std::uint64_t n = 0;
+        std::uint32_t s = mbr_chunked_writer_remaining(&raw_, &n);
+        return detail::make(s, detail::blank(), std::move(n));
+    }
+    /// Write the trailer; the writer is finished whatever the result.
+    Result<mbr_chunked_outcome> finish() {
+        mbr_chunked_outcome out{};
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_chunked_writer_finish(&raw_, &out, &e);
+        return detail::make(s, e, std::move(out));
+    }
+
+  private:
+    template <class Sink>
+    static int trampoline(void *userdata, const std::uint8_t *data, std::size_t len) noexcept {
+#ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS
+        try {
+            return (*static_cast<Sink *>(userdata))(data, len);
+        } catch (...) {
+            return -1; // an exception must not cross the C ABI
+        }
+#else
+        return (*static_cast<Sink *>(userdata))(data, len);
+#endif
+    }
+    mbr_chunked_writer raw_;
+};
+
+/* ---------------------------------------------------------------------------------- */
+/* Streaming verification                                                             */
+
+/// The verdict of a streamed verification (identity and identity_json point into the
+/// identity buffer given to the verifier).
+struct StreamedFrame {
+    mbr_streamed_frame raw;
+    Bytes identity_json() const noexcept { return Bytes(raw.identity_json, raw.identity_json_len); }
+    std::optional<Identity> identity() const noexcept {
+        if (!raw.has_identity) return std::nullopt;
+        return Identity::from_c(raw.identity);
+    }
+    std::uint64_t payload_len() const noexcept { return raw.payload_len; }
+    std::uint64_t frame_len() const noexcept { return raw.frame_len; }
+};
+
+/// Verifies a frame that arrives in chunks. Initialised by its constructor (RAII:
+/// there is nothing to release); the identity buffer must outlive it and the result.
+/// Neither copyable nor movable.
+class StreamVerifier {
+  public:
+    StreamVerifier(const ReadOptions &options, MutableBytes identity_buf) noexcept : raw_() {
+        init_ = mbr_stream_verifier_init(&raw_, options.c_options(), identity_buf.data, identity_buf.size);
+    }
+    StreamVerifier(const StreamVerifier &) = delete;
+    StreamVerifier &operator=(const StreamVerifier &) = delete;
+
+    /// Whether the options were accepted (else every call reports why not).
+    Status status() const noexcept { return detail::make_status(init_, detail::blank()); }
+
+    /// Feed the next chunk; the progress says whether the frame is complete.
+    Result<mbr_stream_progress> feed(Bytes chunk) {
+        if (init_ != MBR_OK) return Error(init_);
+        mbr_stream_progress p{};
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_stream_verifier_feed(&raw_, chunk.data, chunk.size, &p, &e);
+        return detail::make(s, e, std::move(p));
+    }
+    /// End of stream: the verdict. The verifier is finished whatever the result.
+    Result<StreamedFrame> finish() {
+        if (init_ != MBR_OK) return Error(init_);
+        StreamedFrame f{};
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_stream_verifier_finish(&raw_, &f.raw, &e);
+        return detail::make(s, e, std::move(f));
+    }
+
+  private:
+    mbr_stream_verifier raw_;
+    std::uint32_t init_;
+};
+
+/* ---------------------------------------------------------------------------------- */
+
+/// The library version ("0.1.0").
+inline std::string_view version() noexcept { return mbr_version(); }
+/// Whether the loaded library speaks the ABI this header describes.
+inline bool abi_matches() noexcept { return mbr_abi_version() == MBR_ABI_VERSION; }
+
+} // namespace membrane
+
+#endif /* MEMBRANE_FRAME_HPP */

@@ -1,0 +1,524 @@
+//! Reading an envelope (SPEC §3.1), and the legacy schemas migration reads (§7.2).
+//!
+//! One pass over the reader's events: every field's value or problem is remembered,
+//! the whole text is validated as strict JSON, and only then are the problems judged,
+//! in the order of SPEC §3.1.
+
+use super::{field_error, rules, Consistency, FragmentMessage, ENVELOPE_KEY_CAPACITY, FIELD_NAMES, SCHEMA_VERSION};
+use crate::digest::Sha256Digest;
+use crate::error::{Error, ErrorCode};
+use crate::hlc::Hlc;
+use crate::identity::{parse_object, PayloadIdentity};
+use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
+
+type EnvelopeReader<'a> = Reader<'a, ENVELOPE_KEY_CAPACITY>;
+
+const FIELD_COUNT: usize = FIELD_NAMES.len();
+const SCHEMA: usize = 0;
+const TENANT: usize = 1;
+const IDENTITY: usize = 2;
+const PAYLOAD_REF: usize = 3;
+const PAYLOAD_SIZE: usize = 4;
+const TTL: usize = 5;
+const REUSE_SCORE: usize = 6;
+const VERSION_ID: usize = 7;
+const CONSISTENCY: usize = 8;
+const HLC: usize = 9;
+const COMPAT: usize = 10;
+
+/// Fields a schema 2, 3 or 4 envelope may lack; migration fills them (SPEC §7.2).
+const LEGACY_OPTIONAL: [usize; 4] = [TENANT, CONSISTENCY, HLC, COMPAT];
+
+/// Which `schema_version`s a read accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Schemas {
+    /// Exactly 5 (the v5 reader).
+    V5,
+    /// 2, 3, 4 (legacy, with the §7.2 fields optional) or 5 (strict): migration.
+    LegacyOrV5,
+}
+
+impl Schemas {
+    fn accepts(self, version: i64) -> bool {
+        match self {
+            Schemas::V5 => version == SCHEMA_VERSION,
+            Schemas::LegacyOrV5 => (2..=SCHEMA_VERSION).contains(&version),
+        }
+    }
+
+    fn refusal(self) -> &'static str {
+        match self {
+            Schemas::V5 => "schema_version is not 5",
+            Schemas::LegacyOrV5 => "schema_version is not 2, 3, 4 or 5",
+        }
+    }
+}
+
+/// The values of a judged envelope; the optional ones may be absent only in a legacy
+/// (schema 2–4) envelope.
+#[derive(Debug)]
+pub(crate) struct Fields<'a> {
+    pub(crate) schema_version: i64,
+    tenant_id: Option<JsonStr<'a>>,
+    identity: PayloadIdentity<'a>,
+    payload_ref: Option<JsonStr<'a>>,
+    payload_size: u64,
+    ttl: f64,
+    reuse_score: f64,
+    version_id: u64,
+    consistency: Option<Consistency>,
+    hlc: Option<Hlc>,
+    fingerprint_compat: Option<Option<Sha256Digest>>,
+}
+
+/// Everything one pass over the text found, before judging.
+#[derive(Default)]
+struct Scan<'a> {
+    version: Option<(i64, usize)>,
+    tenant_id: Option<JsonStr<'a>>,
+    identity: Option<PayloadIdentity<'a>>,
+    payload_ref: Option<Option<JsonStr<'a>>>,
+    payload_size: Option<u64>,
+    ttl: Option<f64>,
+    reuse_score: Option<f64>,
+    version_id: Option<u64>,
+    consistency: Option<Consistency>,
+    hlc: Option<Hlc>,
+    fingerprint_compat: Option<Option<Sha256Digest>>,
+    seen: [bool; FIELD_COUNT],
+    problems: [Option<Error>; FIELD_COUNT],
+    object_end: usize,
+}
+
+impl<'a> FragmentMessage<'a> {
+    /// Parse and validate a v5 envelope text with the default JSON limits (depth 32).
+    ///
+    /// Errors follow SPEC §3.1 (see the [module docs](crate::envelope)), with offsets
+    /// into `text`.
+    ///
+    /// ```
+    /// use membrane_frame::{envelope::FragmentMessage, ErrorCode};
+    /// let err = FragmentMessage::parse(br#"{"schema_version": 4, "ttl": NaN}"#).unwrap_err();
+    /// assert_eq!(err.code(), ErrorCode::EnvelopeJson); // JSON problems come first
+    /// let err = FragmentMessage::parse(br#"{"schema_version": 4}"#).unwrap_err();
+    /// assert_eq!(err.code(), ErrorCode::EnvelopeVersion);
+    /// let err = FragmentMessage::parse(br#"{"schema_version": 5, "tenant_id": ""}"#).unwrap_err();
+    /// assert_eq!((err.code(), err.field()), (ErrorCode::EnvelopeMissingField, Some("identity")));
+    /// ```
+    pub fn parse(text: &'a [u8]) -> Result<FragmentMessage<'a>, Error> {
+        FragmentMessage::parse_with(text, Limits::default())
+    }
+
+    /// [`parse`](Self::parse) with explicit JSON limits.
+    pub fn parse_with(text: &'a [u8], limits: Limits) -> Result<FragmentMessage<'a>, Error> {
+        read(text, limits, Schemas::V5)?.into_message(Some(text), None)
+    }
+}
+
+/// Read and judge an envelope text.
+pub(crate) fn read(text: &[u8], limits: Limits, schemas: Schemas) -> Result<Fields<'_>, Error> {
+    let scan = scan(text, limits)?;
+    let object_end = scan.object_end as u64;
+    // 2. The version, before any other field.
+    if let Some(problem) = scan.problems.first().copied().flatten() {
+        return Err(problem);
+    }
+    let schema_version = match scan.version {
+        None => {
+            return Err(Error::new(ErrorCode::EnvelopeVersion, "schema_version is missing")
+                .at(object_end)
+                .in_field("schema_version"))
+        }
+        Some((version, _)) if schemas.accepts(version) => version,
+        Some((_, at)) => {
+            return Err(Error::new(ErrorCode::EnvelopeVersion, schemas.refusal())
+                .at(at as u64)
+                .in_field("schema_version"))
+        }
+    };
+    // 3. Missing fields, in table order.
+    let legacy = schema_version != SCHEMA_VERSION;
+    for (index, (&seen, &name)) in scan.seen.iter().zip(FIELD_NAMES.iter()).enumerate() {
+        if !(seen || legacy && LEGACY_OPTIONAL.contains(&index)) {
+            return Err(Error::new(ErrorCode::EnvelopeMissingField, "required field is missing")
+                .at(object_end)
+                .in_field(name));
+        }
+    }
+    // 4. Field rules, in table order.
+    if let Some(problem) = scan.problems.iter().flatten().next() {
+        return Err(*problem);
+    }
+    let missing = |name: &'static str| {
+        Error::new(ErrorCode::EnvelopeMissingField, "required field is missing").at(object_end).in_field(name)
+    };
+    Ok(Fields {
+        schema_version,
+        tenant_id: scan.tenant_id,
+        identity: scan.identity.ok_or_else(|| missing("identity"))?,
+        payload_ref: scan.payload_ref.ok_or_else(|| missing("payload_ref"))?,
+        payload_size: scan.payload_size.ok_or_else(|| missing("payload_size"))?,
+        ttl: scan.ttl.ok_or_else(|| missing("ttl"))?,
+        reuse_score: scan.reuse_score.ok_or_else(|| missing("reuse_score"))?,
+        version_id: scan.version_id.ok_or_else(|| missing("version_id"))?,
+        consistency: scan.consistency,
+        hlc: scan.hlc,
+        fingerprint_compat: scan.fingerprint_compat,
+    })
+}
+
+impl<'a> Fields<'a> {
+    /// The v5 message. With `default_tenant` (migration), absent legacy fields get
+    /// their SPEC §7.2 defaults; without it they are `envelope_missing_field`.
+    pub(crate) fn into_message(
+        self,
+        source: Option<&'a [u8]>,
+        default_tenant: Option<JsonStr<'a>>,
+    ) -> Result<FragmentMessage<'a>, Error> {
+        let missing = |name: &'static str| {
+            Error::new(ErrorCode::EnvelopeMissingField, "required field is missing").in_field(name)
+        };
+        let migrating = default_tenant.is_some();
+        let tenant_id = self.tenant_id.or(default_tenant).ok_or_else(|| missing("tenant_id"))?;
+        let consistency = match self.consistency {
+            Some(consistency) => consistency,
+            None if migrating => Consistency::Strong,
+            None => return Err(missing("consistency")),
+        };
+        let hlc = match self.hlc {
+            Some(hlc) => hlc,
+            None if migrating => Hlc::ZERO,
+            None => return Err(missing("hlc")),
+        };
+        let fingerprint_compat = match self.fingerprint_compat {
+            Some(kept) => kept,
+            None if migrating => Some(self.identity.fingerprint_compat()),
+            None => return Err(missing("fingerprint_compat")),
+        };
+        Ok(FragmentMessage {
+            source,
+            tenant_id,
+            identity: self.identity,
+            payload_ref: self.payload_ref,
+            payload_size: self.payload_size,
+            ttl: self.ttl,
+            reuse_score: self.reuse_score,
+            version_id: self.version_id,
+            consistency,
+            hlc,
+            fingerprint_compat,
+        })
+    }
+}
+
+/// One pass: JSON problems are returned at once (as `envelope_json`); field problems
+/// are remembered per field.
+fn scan(text: &[u8], limits: Limits) -> Result<Scan<'_>, Error> {
+    let json = |err: JsonError| err.to_error(ErrorCode::EnvelopeJson, 0);
+    let mut reader = EnvelopeReader::new(text, limits);
+    if reader.next_event().map_err(json)? != Some(Event::ObjectStart) {
+        let at = reader.event_offset() as u64;
+        reader.finish().map_err(json)?;
+        return Err(Error::new(ErrorCode::EnvelopeJson, "envelope is not a JSON object").at(at));
+    }
+    let mut scan = Scan::default();
+    while let Some(Event::Key(key)) = reader.next_event().map_err(json)? {
+        // After a key the grammar always yields a value (or an error).
+        let value = reader.next_event().map_err(json)?.unwrap_or(Event::Null);
+        let Some(index) = FIELD_NAMES.iter().position(|name| key.eq_str(name)) else {
+            reader.skip_value(&value).map_err(json)?;
+            continue;
+        };
+        if let Some(seen) = scan.seen.get_mut(index) {
+            *seen = true;
+        }
+        if let Err(problem) = read_value(&mut reader, text, index, value, &mut scan).map_err(json)? {
+            if let Some(slot) = scan.problems.get_mut(index) {
+                *slot = Some(problem);
+            }
+        }
+    }
+    // The loop ends at the envelope's `}`; anything after it must be whitespace.
+    scan.object_end = reader.event_offset();
+    reader.finish().map_err(json)?;
+    Ok(scan)
+}
+
+/// Read the value of field `index`, whose first event is `value`. The outer `Result`
+/// is a JSON error (fatal); the inner one the field's problem.
+fn read_value<'a>(
+    reader: &mut EnvelopeReader<'a>,
+    text: &'a [u8],
+    index: usize,
+    value: Event<'a>,
+    scan: &mut Scan<'a>,
+) -> Result<Result<(), Error>, JsonError> {
+    let at = reader.event_offset();
+    let name = FIELD_NAMES.get(index).copied().unwrap_or("");
+    let problem = |reason: &'static str| Ok(Err(field_error(name, reason).at(at as u64)));
+    if index == IDENTITY {
+        if value != Event::ObjectStart {
+            reader.skip_value(&value)?;
+            return Ok(Err(Error::new(ErrorCode::IdentityField, "identity is not a JSON object")
+                .at(at as u64)
+                .in_field("identity")));
+        }
+        return Ok(match parse_object(reader, text, at)? {
+            Ok(identity) => {
+                scan.identity = Some(identity);
+                Ok(())
+            }
+            // A missing identity key has no offset of its own: point at the object.
+            Err(problem) if problem.offset().is_none() => Err(problem.at(at as u64)),
+            Err(problem) => Err(problem),
+        });
+    }
+    // Every other field is a scalar: consume a container whole, then judge.
+    reader.skip_value(&value)?;
+    match (index, value) {
+        (SCHEMA, Event::Number(n)) if n.is_integer() => match n.as_i64() {
+            Some(version) => scan.version = Some((version, at)),
+            None => {
+                return Ok(Err(Error::new(ErrorCode::EnvelopeVersion, "schema_version is not 5")
+                    .at(at as u64)
+                    .in_field("schema_version")))
+            }
+        },
+        (SCHEMA, _) => {
+            return Ok(Err(Error::new(ErrorCode::EnvelopeVersion, "schema_version must be an integer")
+                .at(at as u64)
+                .in_field("schema_version")))
+        }
+        (TENANT, Event::Str(tenant)) => match rules::check_tenant(&tenant) {
+            Ok(()) => scan.tenant_id = Some(tenant),
+            Err(reason) => return problem(reason),
+        },
+        (TENANT, _) => return problem("tenant_id must be a string"),
+        (PAYLOAD_REF, Event::Str(reference)) => scan.payload_ref = Some(Some(reference)),
+        (PAYLOAD_REF, Event::Null) => scan.payload_ref = Some(None),
+        (PAYLOAD_REF, _) => return problem("payload_ref must be a string or null"),
+        (PAYLOAD_SIZE, Event::Number(n)) if n.is_integer() => match n.as_u64() {
+            Some(size) => scan.payload_size = Some(size),
+            None => return problem("payload_size must be an integer in 0..=2^64-1"),
+        },
+        (PAYLOAD_SIZE, _) => return problem("payload_size must be an integer"),
+        (TTL, Event::Number(n)) => match rules::check_ttl(n.as_f64()) {
+            Ok(()) => scan.ttl = Some(n.as_f64()),
+            Err(reason) => return problem(reason),
+        },
+        (TTL, _) => return problem("ttl must be a number"),
+        (REUSE_SCORE, Event::Number(n)) => match rules::check_reuse_score(n.as_f64()) {
+            Ok(()) => scan.reuse_score = Some(n.as_f64()),
+            Err(reason) => return problem(reason),
+        },
+        (REUSE_SCORE, _) => return problem("reuse_score must be a number"),
+        (VERSION_ID, Event::Number(n)) if n.is_integer() => match n.as_u64().map(|v| (v, rules::check_version_id(v))) {
+            Some((version_id, Ok(()))) => scan.version_id = Some(version_id),
+            _ => return problem("version_id must be an integer in 1..=2^63-1"),
+        },
+        (VERSION_ID, _) => return problem("version_id must be an integer"),
+        (CONSISTENCY, Event::Str(value)) => match Consistency::from_json(&value) {
+            Some(consistency) => scan.consistency = Some(consistency),
+            None => return problem("consistency must be strong, quorum or eventual"),
+        },
+        (CONSISTENCY, _) => return problem("consistency must be a string"),
+        (HLC, Event::Number(n)) if n.is_integer() => match n.as_u64() {
+            Some(hlc) => scan.hlc = Some(Hlc(hlc)),
+            None => return problem("hlc must be an integer in 0..=2^64-1"),
+        },
+        (HLC, _) => return problem("hlc must be an integer"),
+        (COMPAT, Event::Str(value)) => match rules::parse_fingerprint_compat(&value) {
+            Ok(digest) => scan.fingerprint_compat = Some(digest),
+            Err(reason) => return problem(reason),
+        },
+        (COMPAT, _) => return problem("fingerprint_compat must be a string"),
+        _ => {}
+    }
+    Ok(Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IDENTITY_JSON: &str = r#"{"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}"#;
+
+    fn envelope(replace: &[(&str, Option<&str>)]) -> std::string::String {
+        let mut fields: std::vec::Vec<(&str, std::string::String)> = std::vec![
+            ("schema_version", "5".into()),
+            ("tenant_id", "\"acme\"".into()),
+            ("identity", IDENTITY_JSON.into()),
+            ("payload_ref", "null".into()),
+            ("payload_size", "0".into()),
+            ("ttl", "60.0".into()),
+            ("reuse_score", "0.5".into()),
+            ("version_id", "1".into()),
+            ("consistency", "\"strong\"".into()),
+            ("hlc", "0".into()),
+            ("fingerprint_compat", "\"\"".into()),
+        ];
+        for &(key, value) in replace {
+            match (fields.iter().position(|(k, _)| *k == key), value) {
+                (Some(i), Some(v)) => fields[i].1 = v.into(),
+                (Some(i), None) => {
+                    fields.remove(i);
+                }
+                (None, Some(v)) => fields.push((key, v.into())),
+                (None, None) => {}
+            }
+        }
+        let body: std::vec::Vec<std::string::String> =
+            fields.iter().map(|(k, v)| std::format!("\"{k}\": {v}")).collect();
+        std::format!("{{{}}}", body.join(", "))
+    }
+
+    fn verdict(text: &str) -> Result<(), (ErrorCode, Option<&'static str>)> {
+        FragmentMessage::parse(text.as_bytes()).map(|_| ()).map_err(|e| (e.code(), e.field()))
+    }
+
+    #[test]
+    fn accepts_the_base_envelope_and_reads_its_values() {
+        let text = envelope(&[]);
+        let message = FragmentMessage::parse(text.as_bytes()).unwrap();
+        assert_eq!(message.tenant_id().as_str(), Some("acme"));
+        assert_eq!(message.payload_ref(), None);
+        assert_eq!(message.ttl(), 60.0);
+        assert_eq!(message.version_id(), 1);
+        assert_eq!(message.fingerprint_compat(), None);
+    }
+
+    #[test]
+    fn json_problems_win_over_every_field_problem() {
+        let text = envelope(&[("schema_version", Some("4")), ("tenant_id", None), ("x", Some("[1,]"))]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeJson, None)));
+        let text = envelope(&[("identity", Some(r#"{"payload_hash": "x", "payload_hash": "y"}"#))]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeJson, None)));
+        // A number beyond f64 is not JSON any mainstream parser accepts (SPEC §4).
+        let text = envelope(&[("ttl", Some("1e309"))]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeJson, None)));
+    }
+
+    #[test]
+    fn version_wins_over_missing_and_field_problems() {
+        let text = envelope(&[("schema_version", None), ("tenant_id", None), ("ttl", Some("-1"))]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeVersion, Some("schema_version"))));
+        for bad in ["4", "6", "5.0", "\"5\"", "null", "[5]", "50000000000000000000"] {
+            let text = envelope(&[("schema_version", Some(bad))]);
+            assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeVersion, Some("schema_version"))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn missing_wins_over_field_problems_and_is_reported_in_table_order() {
+        let text = envelope(&[("tenant_id", Some("\"\"")), ("hlc", None), ("ttl", None)]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeMissingField, Some("ttl"))));
+    }
+
+    #[test]
+    fn field_problems_are_reported_in_table_order_whatever_the_key_order() {
+        // hlc is written before tenant_id in the text but tenant_id comes first in the table.
+        let text = r#"{"hlc": -1, "schema_version": 5, "tenant_id": "a b", "identity": {}, "payload_ref": null, "payload_size": 0, "ttl": 1, "reuse_score": 0, "version_id": 1, "consistency": "strong", "fingerprint_compat": ""}"#;
+        assert_eq!(verdict(text), Err((ErrorCode::EnvelopeField, Some("tenant_id"))));
+    }
+
+    #[test]
+    fn identity_problems_are_identity_field_with_the_identity_key() {
+        let text = envelope(&[("identity", Some("[]"))]);
+        assert_eq!(verdict(&text), Err((ErrorCode::IdentityField, Some("identity"))));
+        let text = envelope(&[("identity", Some(r#"{"payload_hash": "x"}"#))]);
+        let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::IdentityField);
+        assert_eq!(err.offset(), Some(text.find("{\"payload_hash").unwrap() as u64));
+        let text = envelope(&[("identity", Some(&IDENTITY_JSON.replace("[0, 1]", "[1, 0]")))]);
+        let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+        assert_eq!((err.code(), err.field()), (ErrorCode::IdentityField, Some("layer_range")));
+        assert_eq!(err.offset(), Some(text.find("[1, 0]").unwrap() as u64));
+    }
+
+    #[test]
+    fn field_rules() {
+        let good: &[(&str, &str)] = &[
+            ("tenant_id", &std::format!("\"{}\"", "é".repeat(128))),
+            ("tenant_id", "\"a\\u00e9-b.c_d\""),
+            ("payload_ref", "\"blob\""),
+            ("payload_size", "18446744073709551615"),
+            ("payload_size", "-0"),
+            ("ttl", "-0.0"),
+            ("ttl", "0"),
+            ("ttl", "1e308"),
+            ("reuse_score", "1"),
+            ("reuse_score", "1.0e0"),
+            ("reuse_score", "-0.0"),
+            ("version_id", "9223372036854775807"),
+            ("consistency", "\"quorum\""),
+            ("consistency", "\"\\u0065ventual\""),
+            ("hlc", "18446744073709551615"),
+            ("fingerprint_compat", &std::format!("\"{}\"", "0123456789abcdef".repeat(4))),
+            ("unknown", "{\"a\": [1, {\"b\": null}]}"),
+        ];
+        for &(key, value) in good {
+            let text = envelope(&[(key, Some(value))]);
+            assert_eq!(verdict(&text), Ok(()), "{key}: {value}");
+        }
+        let bad: &[(&str, &str)] = &[
+            ("tenant_id", &std::format!("\"{}\"", "é".repeat(129))),
+            ("tenant_id", "\"a\\/b\""),
+            ("tenant_id", "\"a\\u003ab\""),
+            ("tenant_id", "5"),
+            ("payload_ref", "true"),
+            ("payload_ref", "{}"),
+            ("payload_size", "18446744073709551616"),
+            ("payload_size", "1e3"),
+            ("ttl", "-1e-300"),
+            ("ttl", "null"),
+            ("reuse_score", "1.0000000000000002"),
+            ("reuse_score", "\"0.5\""),
+            ("version_id", "9223372036854775808"),
+            ("version_id", "0"),
+            ("version_id", "-1"),
+            ("consistency", "\"Strong\""),
+            ("consistency", "[\"strong\"]"),
+            ("hlc", "1.0"),
+            ("fingerprint_compat", &std::format!("\"{}\"", "a".repeat(63))),
+            ("fingerprint_compat", &std::format!("\"{}\"", "a".repeat(65))),
+            ("fingerprint_compat", &std::format!("\"{}A\"", "a".repeat(63))),
+            ("fingerprint_compat", "null"),
+        ];
+        for &(key, value) in bad {
+            let text = envelope(&[(key, Some(value))]);
+            let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+            assert_eq!((err.code(), err.field()), (ErrorCode::EnvelopeField, Some(key)), "{key}: {value}");
+            let start = err.offset().unwrap() as usize;
+            assert!(text[start..].starts_with(value), "{key}: offset {start} does not point at {value}");
+        }
+    }
+
+    #[test]
+    fn not_an_object_is_envelope_json() {
+        for text in ["[5]", "5", "\"x\"", "", "{\"schema_version\": 5} {}"] {
+            assert_eq!(verdict(text).map_err(|e| e.0), Err(ErrorCode::EnvelopeJson), "{text}");
+        }
+    }
+
+    #[test]
+    fn many_unknown_keys_fit_the_key_table() {
+        let extra: std::vec::Vec<std::string::String> = (0..100).map(|i| std::format!("\"x{i}\": {i}")).collect();
+        let text = envelope(&[]).replacen('{', &std::format!("{{{}, ", extra.join(", ")), 1);
+        assert_eq!(verdict(&text), Ok(()));
+    }
+
+    #[test]
+    fn legacy_schemas_are_read_only_for_migration() {
+        let text = envelope(&[("schema_version", Some("3")), ("tenant_id", None), ("hlc", None)]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeVersion, Some("schema_version"))));
+        let fields = read(text.as_bytes(), Limits::default(), Schemas::LegacyOrV5).unwrap();
+        assert_eq!(fields.schema_version, 3);
+        // A v5 envelope read for migration is judged by the v5 rules.
+        let text = envelope(&[("hlc", None)]);
+        let err = read(text.as_bytes(), Limits::default(), Schemas::LegacyOrV5).unwrap_err();
+        assert_eq!((err.code(), err.field()), (ErrorCode::EnvelopeMissingField, Some("hlc")));
+        let text = envelope(&[("schema_version", Some("1"))]);
+        let err = read(text.as_bytes(), Limits::default(), Schemas::LegacyOrV5).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::EnvelopeVersion);
+    }
+}

@@ -1,0 +1,198 @@
+//! Reading a frame (SPEC §1) into a view that points into the caller's buffer.
+
+use super::identity::mbr_identity;
+use super::status::mbr_error;
+use super::{boundary, guard, input, invalid, non_null, put};
+use crate::frame::{Frame, ParseMode, ReadOptions, VerifyLevel, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN};
+use crate::json::DEFAULT_MAX_DEPTH;
+
+/// Level 0: header and lengths are consistent (SPEC §1.2). O(1).
+pub const MBR_LEVEL_LAYOUT: u32 = 0;
+/// Level 1: and the identity is a valid v5 identity. O(identity).
+pub const MBR_LEVEL_IDENTITY: u32 = 1;
+/// Level 2 (the default): and the trailer matches SHA-256(payload).
+pub const MBR_LEVEL_TRAILER: u32 = 2;
+/// Level 3: and `payload_hash` is the payload's SHA-256 in lower-case hex.
+pub const MBR_LEVEL_FULL: u32 = 3;
+
+/// The buffer holds exactly one frame; bytes after it are `MBR_TRAILING_BYTES`.
+pub const MBR_MODE_EXACT: u32 = 0;
+/// Read the frame at the start of the buffer; the bytes after it are handed back.
+pub const MBR_MODE_PREFIX: u32 = 1;
+
+/// Default `identity_limit`: 64 KiB (SPEC §1.1 check 7).
+pub const MBR_DEFAULT_IDENTITY_LIMIT: u32 = 65536;
+/// Default JSON nesting limit of the identity reader (SPEC §4).
+pub const MBR_DEFAULT_MAX_DEPTH: u32 = 32;
+/// Bytes of the fixed header: magic, schema, reserved, identity_len.
+pub const MBR_HEADER_LEN: usize = 14;
+/// Bytes of a frame besides identity and payload: `30` (frame length = 30 + L + P).
+pub const MBR_FRAME_OVERHEAD: usize = 30;
+
+const _: () = {
+    assert!(MBR_LEVEL_LAYOUT == VerifyLevel::Layout as u32);
+    assert!(MBR_LEVEL_IDENTITY == VerifyLevel::Identity as u32);
+    assert!(MBR_LEVEL_TRAILER == VerifyLevel::Trailer as u32);
+    assert!(MBR_LEVEL_FULL == VerifyLevel::Full as u32);
+    assert!(MBR_DEFAULT_IDENTITY_LIMIT == DEFAULT_IDENTITY_LIMIT);
+    assert!(MBR_DEFAULT_MAX_DEPTH == DEFAULT_MAX_DEPTH);
+    assert!(MBR_HEADER_LEN == HEADER_LEN);
+    assert!(MBR_FRAME_OVERHEAD == FRAME_OVERHEAD);
+};
+
+/// Reader policy, passed by value. Start from `mbr_read_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_read_options {
+    /// `MBR_LEVEL_*`; default `MBR_LEVEL_TRAILER`.
+    pub level: u32,
+    /// `MBR_MODE_EXACT` (default) or `MBR_MODE_PREFIX`.
+    pub mode: u32,
+    /// Largest accepted identity length; default `MBR_DEFAULT_IDENTITY_LIMIT`.
+    pub identity_limit: u32,
+    /// Identity JSON nesting limit; default `MBR_DEFAULT_MAX_DEPTH`.
+    pub max_depth: u32,
+}
+
+/// The level with this `MBR_LEVEL_*` number, or `invalid_argument`.
+fn level_of(number: u32) -> Result<VerifyLevel, crate::Error> {
+    VerifyLevel::from_number(number).ok_or_else(|| invalid("level", "not an MBR_LEVEL_* number"))
+}
+
+impl mbr_read_options {
+    /// The Rust options and mode, or `invalid_argument` for an unknown level or mode.
+    pub(crate) fn to_rust(self) -> Result<(ReadOptions, ParseMode), crate::Error> {
+        let level = level_of(self.level)?;
+        let mode = match self.mode {
+            MBR_MODE_EXACT => ParseMode::Exact,
+            MBR_MODE_PREFIX => ParseMode::Prefix,
+            _ => return Err(invalid("mode", "not an MBR_MODE_* number")),
+        };
+        let options = ReadOptions::new().level(level).identity_limit(self.identity_limit).max_depth(self.max_depth);
+        Ok((options, mode))
+    }
+}
+
+/// The defaults: trailer level, exact mode, 64 KiB identity limit, JSON depth 32.
+#[no_mangle]
+pub extern "C" fn mbr_read_options_default() -> mbr_read_options {
+    let defaults = || {
+        let rust = ReadOptions::new();
+        mbr_read_options {
+            level: rust.level as u32,
+            mode: MBR_MODE_EXACT,
+            identity_limit: rust.identity_limit,
+            max_depth: rust.json.max_depth,
+        }
+    };
+    guard(
+        mbr_read_options {
+            level: MBR_LEVEL_TRAILER,
+            mode: MBR_MODE_EXACT,
+            identity_limit: MBR_DEFAULT_IDENTITY_LIMIT,
+            max_depth: MBR_DEFAULT_MAX_DEPTH,
+        },
+        defaults,
+    )
+}
+
+/// A frame read in place. Every pointer points into the buffer given to
+/// `mbr_frame_parse`, so the view is valid exactly as long as that buffer is alive
+/// and unchanged (e.g. until `munmap`). It owns nothing: copy it freely, never free it.
+#[repr(C)]
+pub struct mbr_frame {
+    /// The frame's own bytes (without what followed it in prefix mode).
+    pub bytes: *const u8,
+    /// `30 + identity_json_len + payload_len`.
+    pub len: usize,
+    /// The identity JSON exactly as stored.
+    pub identity_json: *const u8,
+    /// Its length.
+    pub identity_json_len: usize,
+    /// The payload, in place.
+    pub payload: *const u8,
+    /// Its length.
+    pub payload_len: usize,
+    /// Prefix mode: the bytes after the frame (the next frame, perhaps). Exact mode:
+    /// the end of the buffer, with `rest_len == 0`.
+    pub rest: *const u8,
+    /// Their number.
+    pub rest_len: usize,
+    /// The stored trailer.
+    pub trailer: [u8; 8],
+    /// SHA-256 of the payload (computed at the trailer level and above).
+    pub payload_sha256: [u8; 32],
+    /// Whether `payload_sha256` was computed (level >= `MBR_LEVEL_TRAILER`).
+    pub has_payload_sha256: bool,
+    /// Whether `identity` holds the parsed identity (level >= `MBR_LEVEL_IDENTITY`).
+    pub has_identity: bool,
+    /// The level the frame was verified at.
+    pub level: u32,
+    /// The parsed identity (read it with `mbr_identity_*`); it points into the buffer
+    /// too. When `has_identity` is false, the identity functions refuse it with
+    /// `MBR_INVALID_STATE`.
+    pub identity: mbr_identity,
+}
+
+impl mbr_frame {
+    fn of(frame: &Frame<'_>, rest: &[u8]) -> mbr_frame {
+        let digest = frame.payload_digest();
+        mbr_frame {
+            bytes: frame.as_bytes().as_ptr(),
+            len: frame.len(),
+            identity_json: frame.identity_json().as_ptr(),
+            identity_json_len: frame.identity_json().len(),
+            payload: frame.payload().as_ptr(),
+            payload_len: frame.payload().len(),
+            rest: rest.as_ptr(),
+            rest_len: rest.len(),
+            trailer: frame.trailer(),
+            payload_sha256: digest.map_or([0; 32], |digest| *digest.as_bytes()),
+            has_payload_sha256: digest.is_some(),
+            has_identity: frame.identity().is_some(),
+            level: frame.level() as u32,
+            identity: frame.identity().cloned().map_or(mbr_identity::EMPTY, mbr_identity::holding),
+        }
+    }
+}
+
+/// Validate one exact frame at a level (0 layout, 1 identity, 2 trailer, 3 full);
+/// returns the SPEC §8 code, 0 when the frame is accepted.
+///
+/// `(NULL, 0)` is an empty buffer (`MBR_TOO_SHORT`); an unknown level is
+/// `MBR_INVALID_ARGUMENT`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_check(buf: *const u8, len: usize, level: u32) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        let level = level_of(level)?;
+        // SAFETY: the caller passes `len` readable bytes.
+        let buf = unsafe { input(buf, len, "buf")? };
+        Frame::parse_exact(buf, &ReadOptions::new().level(level)).map(|_| ())
+    })
+}
+
+/// Read the frame in `buf` with `options` (level, exact or prefix mode, limits) into
+/// the view `*out`. The checks run in the order of SPEC §1.1; the first failing one
+/// decides the status.
+///
+/// Returns `MBR_OK`, a SPEC §8 frame code (detail, with the byte offset, in `*error`),
+/// `MBR_INVALID_ARGUMENT` or `MBR_NULL_POINTER`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_parse(
+    buf: *const u8,
+    len: usize,
+    options: mbr_read_options,
+    out: *mut mbr_frame,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out, "out")?;
+        let (options, mode) = options.to_rust()?;
+        // SAFETY: the caller passes `len` readable bytes, alive as long as the view.
+        let buf = unsafe { input(buf, len, "buf")? };
+        let (frame, rest) = Frame::parse_mode(buf, &options, mode)?;
+        // SAFETY: `out` is non-NULL and points to a writable mbr_frame.
+        unsafe { put(out, mbr_frame::of(&frame, rest)) };
+        Ok(())
+    })
+}

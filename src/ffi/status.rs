@@ -1,0 +1,377 @@
+//! Status codes: the stable numbers of SPEC §8 (from [`ErrorCode::number`]), their
+//! names and classes, and the optional error detail (`mbr_error`).
+
+use super::guard;
+use crate::error::{Error, ErrorClass, ErrorCode};
+use core::ffi::c_char;
+use core::fmt::{self, Write as _};
+
+/// Success.
+pub const MBR_OK: u32 = 0;
+/// SPEC §8 `too_short`: fewer than 22 bytes.
+pub const MBR_TOO_SHORT: u32 = 1;
+/// SPEC §8 `bad_magic`: not a Membrane frame.
+pub const MBR_BAD_MAGIC: u32 = 2;
+/// SPEC §8 `legacy_frame`: a v2 or v4 frame; migrate it.
+pub const MBR_LEGACY_FRAME: u32 = 3;
+/// SPEC §8 `schema_mismatch`: the schema field is not 5.
+pub const MBR_SCHEMA_MISMATCH: u32 = 4;
+/// SPEC §8 `reserved_nonzero`: the reserved field is not 0.
+pub const MBR_RESERVED_NONZERO: u32 = 5;
+/// SPEC §8 `identity_overrun`: the identity runs past the end of the buffer.
+pub const MBR_IDENTITY_OVERRUN: u32 = 6;
+/// SPEC §8 `identity_too_large`: identity_len exceeds the limit.
+pub const MBR_IDENTITY_TOO_LARGE: u32 = 7;
+/// SPEC §8 `identity_json`: the identity is not strict JSON (or not an object).
+pub const MBR_IDENTITY_JSON: u32 = 8;
+/// SPEC §8 `identity_field`: an identity field breaks SPEC §2.2.
+pub const MBR_IDENTITY_FIELD: u32 = 9;
+/// SPEC §8 `payload_overrun`: the payload runs past the end of the buffer.
+pub const MBR_PAYLOAD_OVERRUN: u32 = 10;
+/// SPEC §8 `trailing_bytes`: bytes follow the frame (exact mode).
+pub const MBR_TRAILING_BYTES: u32 = 11;
+/// SPEC §8 `trailer_mismatch`: the trailer is not SHA-256(payload)[0..8].
+pub const MBR_TRAILER_MISMATCH: u32 = 12;
+/// SPEC §8 `payload_hash_mismatch`: payload_hash is not the payload's SHA-256 (full level).
+pub const MBR_PAYLOAD_HASH_MISMATCH: u32 = 13;
+/// SPEC §8 `envelope_json`.
+pub const MBR_ENVELOPE_JSON: u32 = 20;
+/// SPEC §8 `envelope_version`.
+pub const MBR_ENVELOPE_VERSION: u32 = 21;
+/// SPEC §8 `envelope_missing_field`.
+pub const MBR_ENVELOPE_MISSING_FIELD: u32 = 22;
+/// SPEC §8 `envelope_field`.
+pub const MBR_ENVELOPE_FIELD: u32 = 23;
+/// SPEC §8 `snapshot_json`.
+pub const MBR_SNAPSHOT_JSON: u32 = 30;
+/// SPEC §8 `snapshot_version`.
+pub const MBR_SNAPSHOT_VERSION: u32 = 31;
+/// SPEC §8 `snapshot_field`.
+pub const MBR_SNAPSHOT_FIELD: u32 = 32;
+/// SPEC §8 `stale_epoch`.
+pub const MBR_STALE_EPOCH: u32 = 33;
+/// SPEC §8 `tombstone_json`.
+pub const MBR_TOMBSTONE_JSON: u32 = 40;
+/// SPEC §8 `tombstone_field`.
+pub const MBR_TOMBSTONE_FIELD: u32 = 41;
+/// Usage: a required pointer argument was NULL.
+pub const MBR_NULL_POINTER: u32 = 100;
+/// Usage: an output buffer is too small (the length queries say how large it must be).
+pub const MBR_BUFFER_TOO_SMALL: u32 = 101;
+/// Usage: a chunked writer was fed more or less payload than declared.
+pub const MBR_LENGTH_MISMATCH: u32 = 102;
+/// Usage: a fixed-capacity table is full.
+pub const MBR_TABLE_FULL: u32 = 103;
+/// I/O: an operation failed (for a chunked writer: its write callback returned non-zero).
+pub const MBR_IO: u32 = 104;
+/// Usage: an argument is out of range (an unknown level, mode, field or dtype number,
+/// a string that is not UTF-8).
+pub const MBR_INVALID_ARGUMENT: u32 = 105;
+/// Usage: an object is not initialised, or is already finished.
+pub const MBR_INVALID_STATE: u32 = 106;
+/// The library panicked (a bug): the call did nothing that can be relied on. Specific
+/// to the C ABI (a Rust caller sees the panic itself); no SPEC §8 code uses 199.
+pub const MBR_PANIC: u32 = 199;
+
+/// Class of `MBR_OK` (no error).
+pub const MBR_CLASS_NONE: u32 = 0;
+/// Wrong format or version: do not retry; maybe migrate.
+pub const MBR_CLASS_SCHEMA: u32 = 1;
+/// Our format, damaged bytes.
+pub const MBR_CLASS_CORRUPT: u32 = 2;
+/// The API was misused (NULL pointer, small buffer, bad argument, `MBR_PANIC`, unknown codes).
+pub const MBR_CLASS_USAGE: u32 = 3;
+/// The environment failed (I/O).
+pub const MBR_CLASS_IO: u32 = 4;
+
+/// `mbr_error.offset` when the error concerns no particular byte.
+pub const MBR_NO_OFFSET: u64 = u64::MAX;
+
+// Every constant is the number of its Rust code (and the other way round, below).
+const _: () = {
+    const fn same(constant: u32, code: ErrorCode) -> bool {
+        constant == code.number()
+    }
+    assert!(same(MBR_TOO_SHORT, ErrorCode::TooShort));
+    assert!(same(MBR_BAD_MAGIC, ErrorCode::BadMagic));
+    assert!(same(MBR_LEGACY_FRAME, ErrorCode::LegacyFrame));
+    assert!(same(MBR_SCHEMA_MISMATCH, ErrorCode::SchemaMismatch));
+    assert!(same(MBR_RESERVED_NONZERO, ErrorCode::ReservedNonzero));
+    assert!(same(MBR_IDENTITY_OVERRUN, ErrorCode::IdentityOverrun));
+    assert!(same(MBR_IDENTITY_TOO_LARGE, ErrorCode::IdentityTooLarge));
+    assert!(same(MBR_IDENTITY_JSON, ErrorCode::IdentityJson));
+    assert!(same(MBR_IDENTITY_FIELD, ErrorCode::IdentityField));
+    assert!(same(MBR_PAYLOAD_OVERRUN, ErrorCode::PayloadOverrun));
+    assert!(same(MBR_TRAILING_BYTES, ErrorCode::TrailingBytes));
+    assert!(same(MBR_TRAILER_MISMATCH, ErrorCode::TrailerMismatch));
+    assert!(same(MBR_PAYLOAD_HASH_MISMATCH, ErrorCode::PayloadHashMismatch));
+    assert!(same(MBR_ENVELOPE_JSON, ErrorCode::EnvelopeJson));
+    assert!(same(MBR_ENVELOPE_VERSION, ErrorCode::EnvelopeVersion));
+    assert!(same(MBR_ENVELOPE_MISSING_FIELD, ErrorCode::EnvelopeMissingField));
+    assert!(same(MBR_ENVELOPE_FIELD, ErrorCode::EnvelopeField));
+    assert!(same(MBR_SNAPSHOT_JSON, ErrorCode::SnapshotJson));
+    assert!(same(MBR_SNAPSHOT_VERSION, ErrorCode::SnapshotVersion));
+    assert!(same(MBR_SNAPSHOT_FIELD, ErrorCode::SnapshotField));
+    assert!(same(MBR_STALE_EPOCH, ErrorCode::StaleEpoch));
+    assert!(same(MBR_TOMBSTONE_JSON, ErrorCode::TombstoneJson));
+    assert!(same(MBR_TOMBSTONE_FIELD, ErrorCode::TombstoneField));
+    assert!(same(MBR_NULL_POINTER, ErrorCode::NullPointer));
+    assert!(same(MBR_BUFFER_TOO_SMALL, ErrorCode::BufferTooSmall));
+    assert!(same(MBR_LENGTH_MISMATCH, ErrorCode::LengthMismatch));
+    assert!(same(MBR_TABLE_FULL, ErrorCode::TableFull));
+    assert!(same(MBR_IO, ErrorCode::Io));
+    assert!(same(MBR_INVALID_ARGUMENT, ErrorCode::InvalidArgument));
+    assert!(same(MBR_INVALID_STATE, ErrorCode::InvalidState));
+    // One constant per code: a code added to the core must get its constant here.
+    assert!(ErrorCode::ALL.len() == 30);
+    assert!(ErrorCode::from_number(MBR_PANIC).is_none());
+    assert!(MBR_CLASS_SCHEMA == ErrorClass::Schema as u32);
+    assert!(MBR_CLASS_CORRUPT == ErrorClass::Corrupt as u32);
+    assert!(MBR_CLASS_USAGE == ErrorClass::Usage as u32);
+    assert!(MBR_CLASS_IO == ErrorClass::Io as u32);
+};
+
+/// Width of a NUL-terminated name in the static tables below.
+const NAME_WIDTH: usize = 32;
+
+/// `name` followed by NUL bytes, at compile time.
+#[allow(clippy::indexing_slicing)]
+pub(crate) const fn c_name(name: &str) -> [u8; NAME_WIDTH] {
+    let bytes = name.as_bytes();
+    assert!(bytes.len() < NAME_WIDTH, "name too long for the C table");
+    let mut out = [0u8; NAME_WIDTH];
+    let mut i = 0;
+    while i < bytes.len() {
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
+}
+
+/// The SPEC §8 names of every code (from [`ErrorCode::name`]), NUL-terminated.
+#[allow(clippy::indexing_slicing)]
+static CODE_NAMES: [[u8; NAME_WIDTH]; ErrorCode::ALL.len()] = {
+    let mut table = [[0u8; NAME_WIDTH]; ErrorCode::ALL.len()];
+    let mut i = 0;
+    while i < table.len() {
+        table[i] = c_name(ErrorCode::ALL[i].name());
+        i += 1;
+    }
+    table
+};
+
+/// A one-line description of a code, for `mbr_status_str`.
+const fn description(code: ErrorCode) -> &'static core::ffi::CStr {
+    match code {
+        ErrorCode::TooShort => c"fewer than 22 bytes: not even a header and a payload length",
+        ErrorCode::BadMagic => c"the first four bytes are not a Membrane magic",
+        ErrorCode::LegacyFrame => c"a v2 or v4 frame: migrate it to v5",
+        ErrorCode::SchemaMismatch => c"the schema field is not 5",
+        ErrorCode::ReservedNonzero => c"the reserved field is not 0",
+        ErrorCode::IdentityOverrun => c"the identity and payload length run past the end of the buffer",
+        ErrorCode::IdentityTooLarge => c"the identity length exceeds the configured limit",
+        ErrorCode::IdentityJson => c"the identity is not strict JSON or not an object",
+        ErrorCode::IdentityField => c"an identity field breaks the identity rules",
+        ErrorCode::PayloadOverrun => c"the payload and trailer run past the end of the buffer",
+        ErrorCode::TrailingBytes => c"bytes follow the frame",
+        ErrorCode::TrailerMismatch => c"the trailer is not the first 8 bytes of SHA-256(payload)",
+        ErrorCode::PayloadHashMismatch => c"payload_hash is not the lower-case hex SHA-256 of the payload",
+        ErrorCode::EnvelopeJson => c"the envelope is not strict JSON",
+        ErrorCode::EnvelopeVersion => c"the envelope schema_version is missing or not 5",
+        ErrorCode::EnvelopeMissingField => c"a required envelope field is missing",
+        ErrorCode::EnvelopeField => c"an envelope field breaks the envelope rules",
+        ErrorCode::SnapshotJson => c"the snapshot is not strict JSON",
+        ErrorCode::SnapshotVersion => c"the snapshot schema_version is missing or unsupported",
+        ErrorCode::SnapshotField => c"a snapshot field breaks the snapshot rules",
+        ErrorCode::StaleEpoch => c"the snapshot epoch is two or more behind the live epoch",
+        ErrorCode::TombstoneJson => c"a tombstone body is not strict JSON",
+        ErrorCode::TombstoneField => c"a tombstone body field breaks the tombstone rules",
+        ErrorCode::NullPointer => c"a required pointer argument was NULL",
+        ErrorCode::BufferTooSmall => c"an output buffer is too small",
+        ErrorCode::LengthMismatch => c"the payload fed does not match the declared length",
+        ErrorCode::TableFull => c"a fixed-capacity table is full",
+        ErrorCode::Io => c"an I/O operation failed",
+        ErrorCode::InvalidArgument => c"an argument is out of its allowed range",
+        ErrorCode::InvalidState => c"the object is not initialised or already finished",
+    }
+}
+
+fn code_index(status: u32) -> Option<usize> {
+    ErrorCode::ALL.iter().position(|code| code.number() == status)
+}
+
+/// The SPEC §8 name of a status: `"ok"`, `"trailer_mismatch"`, `"null_pointer"`, ...;
+/// `"panic"` for `MBR_PANIC` and `"unknown"` for a number that is no status. Never
+/// NULL; the string is static.
+#[no_mangle]
+pub extern "C" fn mbr_status_name(status: u32) -> *const c_char {
+    guard(c"unknown".as_ptr(), || match (status, code_index(status)) {
+        (MBR_OK, _) => c"ok".as_ptr(),
+        (MBR_PANIC, _) => c"panic".as_ptr(),
+        (_, Some(index)) => CODE_NAMES.get(index).map_or(c"unknown".as_ptr(), |name| name.as_ptr().cast()),
+        (_, None) => c"unknown".as_ptr(),
+    })
+}
+
+/// A one-line English description of a status. Never NULL; the string is static.
+#[no_mangle]
+pub extern "C" fn mbr_status_str(status: u32) -> *const c_char {
+    guard(c"unknown status".as_ptr(), || match (status, ErrorCode::from_number(status)) {
+        (MBR_OK, _) => c"success".as_ptr(),
+        (MBR_PANIC, _) => c"the library panicked (a bug); the call did nothing reliable".as_ptr(),
+        (_, Some(code)) => description(code).as_ptr(),
+        (_, None) => c"unknown status".as_ptr(),
+    })
+}
+
+/// The class of a status: `MBR_CLASS_NONE` for `MBR_OK`, else `MBR_CLASS_SCHEMA`
+/// (do not retry; maybe migrate), `MBR_CLASS_CORRUPT` (damaged bytes),
+/// `MBR_CLASS_USAGE` (API misuse; also `MBR_PANIC` and unknown numbers) or
+/// `MBR_CLASS_IO`.
+#[no_mangle]
+pub extern "C" fn mbr_status_class(status: u32) -> u32 {
+    guard(MBR_CLASS_USAGE, || match (status, ErrorCode::from_number(status)) {
+        (MBR_OK, _) => MBR_CLASS_NONE,
+        (_, Some(code)) => code.class() as u32,
+        (_, None) => MBR_CLASS_USAGE,
+    })
+}
+
+/// The name of a class: `"none"`, `"schema"`, `"corrupt"`, `"usage"`, `"io"`, or
+/// `"unknown"`. Never NULL; the string is static.
+#[no_mangle]
+pub extern "C" fn mbr_class_name(class: u32) -> *const c_char {
+    guard(c"unknown".as_ptr(), || {
+        let name = match class {
+            MBR_CLASS_NONE => c"none",
+            MBR_CLASS_SCHEMA => c"schema",
+            MBR_CLASS_CORRUPT => c"corrupt",
+            MBR_CLASS_USAGE => c"usage",
+            MBR_CLASS_IO => c"io",
+            _ => c"unknown",
+        };
+        name.as_ptr()
+    })
+}
+
+/// Where and why a call failed: what the Rust [`Error`] carries, copied into C
+/// storage. Functions that take an `mbr_error *` write it only when they fail, and
+/// only when the pointer is not NULL (it is the one optional pointer argument).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_error {
+    /// The status the call returned.
+    pub status: u32,
+    /// Its class (`MBR_CLASS_*`).
+    pub error_class: u32,
+    /// The byte offset the error concerns (absolute in the buffer given), or
+    /// `MBR_NO_OFFSET`.
+    pub offset: u64,
+    /// For `MBR_BUFFER_TOO_SMALL`: bytes needed, when known; else 0.
+    pub needed: u64,
+    /// The field or argument concerned (`"layer_range"`, `"payload_len"`, `"buf"`),
+    /// NUL-terminated; empty when none.
+    pub field: [c_char; 32],
+    /// The whole error as one line, e.g. `identity_field at byte 71 (layer_range):
+    /// range start is after its end`, NUL-terminated (cut at 127 bytes).
+    pub message: [c_char; 128],
+}
+
+/// Writes UTF-8 into a C char array, always leaving room for the final NUL; text that
+/// does not fit is cut at a character boundary.
+struct CText<'b> {
+    out: &'b mut [c_char],
+    len: usize,
+}
+
+impl fmt::Write for CText<'_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        for ch in text.chars() {
+            let mut utf8 = [0u8; 4];
+            let bytes = ch.encode_utf8(&mut utf8).as_bytes();
+            let end = self.len + bytes.len();
+            if end >= self.out.len() {
+                return Err(fmt::Error);
+            }
+            for (slot, &byte) in self.out.iter_mut().skip(self.len).zip(bytes) {
+                *slot = byte as c_char;
+            }
+            self.len = end;
+        }
+        Ok(())
+    }
+}
+
+fn c_text(out: &mut [c_char], args: fmt::Arguments<'_>) {
+    out.fill(0);
+    // A message that does not fit is cut; the array stays NUL-terminated.
+    let _ = CText { out, len: 0 }.write_fmt(args);
+}
+
+/// Copy `err` into `detail` when `detail` is not NULL.
+pub(crate) fn describe(detail: *mut mbr_error, err: &Error) {
+    if detail.is_null() {
+        return;
+    }
+    let mut value = mbr_error {
+        status: err.code().number(),
+        error_class: err.class() as u32,
+        offset: err.offset().unwrap_or(MBR_NO_OFFSET),
+        needed: err.needed().unwrap_or(0),
+        field: [0; 32],
+        message: [0; 128],
+    };
+    c_text(&mut value.field, format_args!("{}", err.field().unwrap_or("")));
+    c_text(&mut value.message, format_args!("{err}"));
+    // SAFETY: non-NULL; the caller of the entry point promised a writable mbr_error.
+    unsafe { super::put(detail, value) }
+}
+
+/// Describe a panic in `detail` when it is not NULL.
+pub(crate) fn describe_panic(detail: *mut mbr_error) {
+    if detail.is_null() {
+        return;
+    }
+    let mut value = mbr_error {
+        status: MBR_PANIC,
+        error_class: MBR_CLASS_USAGE,
+        offset: MBR_NO_OFFSET,
+        needed: 0,
+        field: [0; 32],
+        message: [0; 128],
+    };
+    c_text(&mut value.message, format_args!("panic: the library hit a bug"));
+    // SAFETY: non-NULL; the caller of the entry point promised a writable mbr_error.
+    unsafe { super::put(detail, value) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::ffi::CStr;
+
+    fn text<'a>(ptr: *const c_char) -> &'a str {
+        // SAFETY: the functions under test return NUL-terminated strings that outlive 'a.
+        unsafe { CStr::from_ptr(ptr) }.to_str().unwrap()
+    }
+
+    #[test]
+    fn status_names_are_the_spec_names() {
+        assert_eq!(text(mbr_status_name(MBR_OK)), "ok");
+        for &code in ErrorCode::ALL {
+            assert_eq!(text(mbr_status_name(code.number())), code.name());
+            assert_eq!(mbr_status_class(code.number()), code.class() as u32);
+            assert!(!text(mbr_status_str(code.number())).is_empty());
+        }
+        assert_eq!(text(mbr_status_name(MBR_PANIC)), "panic");
+        assert_eq!(text(mbr_status_name(14)), "unknown");
+        assert_eq!(text(mbr_class_name(mbr_status_class(MBR_TRAILER_MISMATCH))), "corrupt");
+    }
+
+    #[test]
+    fn error_detail_is_cut_and_terminated() {
+        let mut out = [1 as c_char; 8];
+        c_text(&mut out, format_args!("identity_field at byte 71"));
+        assert_eq!(text(out.as_ptr()), "identit");
+    }
+}

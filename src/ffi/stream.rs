@@ -1,0 +1,277 @@
+//! Verifying a frame that arrives in chunks (SPEC §1.3), with the verifier's state in
+//! caller memory and the identity kept in a caller buffer.
+
+use super::frame::mbr_read_options;
+use super::identity::mbr_identity;
+use super::status::mbr_error;
+use super::{boundary, input, non_null, output, put, Slot};
+use crate::frame::{StreamStatus, StreamVerifier};
+use core::mem::{align_of, size_of, MaybeUninit};
+
+/// Size in bytes of `mbr_stream_verifier`.
+pub const MBR_STREAM_VERIFIER_SIZE: usize = 512;
+/// Alignment in bytes of `mbr_stream_verifier`.
+pub const MBR_STREAM_VERIFIER_ALIGN: usize = 8;
+
+/// A frame being verified as it streams in, in storage the caller owns (a local or a
+/// struct member; opaque). Start it with `mbr_stream_verifier_init`. The payload is
+/// hashed as it passes and never stored; the identity is kept in the caller's buffer
+/// given at init, which must stay alive and untouched until
+/// `mbr_stream_verifier_finish` (and as long as its result is used). Nothing to free.
+/// One thread at a time.
+#[repr(C)]
+pub struct mbr_stream_verifier {
+    _opaque: [MaybeUninit<u64>; 64],
+}
+
+const TAG_VERIFIER: u64 = 0x6d62_725f_7665_7269; // "mbr_veri"
+
+const _: () = {
+    assert!(size_of::<mbr_stream_verifier>() == MBR_STREAM_VERIFIER_SIZE);
+    assert!(align_of::<mbr_stream_verifier>() == MBR_STREAM_VERIFIER_ALIGN);
+    assert!(Slot::<StreamVerifier<'static>>::fits::<mbr_stream_verifier>());
+};
+
+/// Progress after a chunk.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_stream_progress {
+    /// Whether every byte of the frame is in (call `mbr_stream_verifier_finish`).
+    pub complete: bool,
+    /// While incomplete: at least this many more bytes are needed.
+    pub need_more: u64,
+    /// Bytes of this chunk that belonged to the frame: the whole chunk while
+    /// incomplete; in prefix mode, once complete, the rest is the caller's.
+    pub consumed: usize,
+}
+
+/// The verdict of a successful streamed verification.
+#[repr(C)]
+pub struct mbr_streamed_frame {
+    /// The identity JSON as stored, in the caller's identity buffer (NULL when the
+    /// buffer could not hold it: only possible at the layout level).
+    pub identity_json: *const u8,
+    /// Its length.
+    pub identity_json_len: usize,
+    /// Payload length.
+    pub payload_len: u64,
+    /// Total frame length.
+    pub frame_len: u64,
+    /// The stored trailer.
+    pub trailer: [u8; 8],
+    /// SHA-256 of the payload (trailer level and above).
+    pub payload_sha256: [u8; 32],
+    /// Whether `payload_sha256` was computed.
+    pub has_payload_sha256: bool,
+    /// Whether `identity` holds the parsed identity (identity level and above).
+    pub has_identity: bool,
+    /// The level verified.
+    pub level: u32,
+    /// The parsed identity; it points into the caller's identity buffer.
+    pub identity: mbr_identity,
+}
+
+/// Start (or restart) verifying a frame with `options` (level, exact or prefix mode,
+/// limits). `identity_buf` (`identity_capacity` bytes; `(NULL, 0)` at the layout
+/// level) keeps the identity: at the identity level and above it must hold the whole
+/// identity, else feeding fails with `MBR_BUFFER_TOO_SMALL`.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (unknown level or mode) or
+/// `MBR_NULL_POINTER`. `*verifier` is initialised only on success.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_stream_verifier_init(
+    verifier: *mut mbr_stream_verifier,
+    options: mbr_read_options,
+    identity_buf: *mut u8,
+    identity_capacity: usize,
+) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(verifier, "verifier")?;
+        let (options, mode) = options.to_rust()?;
+        // SAFETY: the caller passes `identity_capacity` writable bytes that it leaves
+        // alone while the verifier (and its result) is in use.
+        let identity_buf = unsafe { output(identity_buf, identity_capacity, "identity_buf")? };
+        // SAFETY: `verifier` is non-NULL, aligned, writable storage that fits (asserted).
+        unsafe { Slot::store(verifier, TAG_VERIFIER, StreamVerifier::new(options, mode, identity_buf)) };
+        Ok(())
+    })
+}
+
+/// Feed the next chunk (any size; `(NULL, 0)` is empty). Errors are reported as soon
+/// as they are certain; after one, every call repeats it.
+///
+/// Returns `MBR_OK` with `*out` saying whether the frame is complete, a SPEC §8 frame
+/// code (detail in `*error`), `MBR_BUFFER_TOO_SMALL` (the identity buffer),
+/// `MBR_INVALID_STATE` (not initialised, or finished) or `MBR_NULL_POINTER`. `error`
+/// may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_stream_verifier_feed(
+    verifier: *mut mbr_stream_verifier,
+    chunk: *const u8,
+    len: usize,
+    out: *mut mbr_stream_progress,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(verifier, "verifier")?;
+        non_null(out, "out")?;
+        // SAFETY: the caller passes an initialised verifier (the tag refuses others)
+        // not in use elsewhere, and `len` readable bytes.
+        let (verifier, chunk) = unsafe {
+            (Slot::<StreamVerifier<'_>>::live(verifier, TAG_VERIFIER, "verifier")?, input(chunk, len, "chunk")?)
+        };
+        let progress = match verifier.feed(chunk)? {
+            StreamStatus::NeedMore(need_more) => {
+                mbr_stream_progress { complete: false, need_more, consumed: chunk.len() }
+            }
+            StreamStatus::Complete { consumed } => mbr_stream_progress { complete: true, need_more: 0, consumed },
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, progress) };
+        Ok(())
+    })
+}
+
+/// Bytes of the frame received so far.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_stream_verifier_received(verifier: *const mbr_stream_verifier, out: *mut u64) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(verifier, "verifier")?;
+        non_null(out, "out")?;
+        // SAFETY: the caller passes an initialised verifier not being mutated elsewhere.
+        let received = unsafe { Slot::<StreamVerifier<'_>>::shared(verifier, TAG_VERIFIER, "verifier")? }.received();
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, received) };
+        Ok(())
+    })
+}
+
+/// End of stream: the verdict on the bytes fed. Checks the trailer (and, at the full
+/// level, `payload_hash`) or says what the frame was cut short in. The verifier is
+/// finished whatever the result.
+///
+/// Returns `MBR_OK` with `*out` filled, a SPEC §8 frame code (detail in `*error`),
+/// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_stream_verifier_finish(
+    verifier: *mut mbr_stream_verifier,
+    out: *mut mbr_streamed_frame,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(verifier, "verifier")?;
+        non_null(out, "out")?;
+        // SAFETY: the caller passes an initialised verifier not in use elsewhere; the
+        // result borrows the identity buffer, which the caller keeps alive.
+        let verified = unsafe { Slot::<StreamVerifier<'_>>::take(verifier, TAG_VERIFIER, "verifier")? }.finish()?;
+        let digest = verified.payload_digest();
+        let result = mbr_streamed_frame {
+            identity_json: verified.identity_json().map_or(core::ptr::null(), <[u8]>::as_ptr),
+            identity_json_len: verified.identity_json().map_or(0, <[u8]>::len),
+            payload_len: verified.payload_len(),
+            frame_len: verified.frame_len(),
+            trailer: verified.trailer(),
+            payload_sha256: digest.map_or([0; 32], |digest| *digest.as_bytes()),
+            has_payload_sha256: digest.is_some(),
+            has_identity: verified.identity().is_some(),
+            level: verified.level() as u32,
+            identity: verified.identity().cloned().map_or(mbr_identity::EMPTY, mbr_identity::holding),
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, result) };
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::frame::{mbr_frame, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL};
+    use super::super::identity::{mbr_identity_fingerprint, mbr_identity_string, MBR_FIELD_MODEL_ID};
+    use super::super::status::{MBR_INVALID_STATE, MBR_OK};
+    use super::super::writer::{mbr_chunked_outcome, mbr_chunked_writer, mbr_chunked_writer_begin};
+    use super::super::writer::{mbr_chunked_writer_finish, mbr_chunked_writer_write};
+    use super::*;
+    use core::ffi::{c_int, c_void};
+    use core::mem::MaybeUninit;
+
+    unsafe extern "C" fn append(userdata: *mut c_void, buf: *const u8, len: usize) -> c_int {
+        // SAFETY: the test passes a Vec<u8> and the writer `len` readable bytes.
+        unsafe { (*userdata.cast::<Vec<u8>>()).extend_from_slice(core::slice::from_raw_parts(buf, len)) };
+        0
+    }
+
+    /// Storage round trips through every kind of slot: a frame view's identity, a
+    /// chunked writer, a stream verifier (what Miri checks for soundness).
+    #[test]
+    fn storage_round_trips_through_the_c_abi() {
+        let bytes = crate::example_frame();
+        let mut options = mbr_read_options_default();
+        options.level = MBR_LEVEL_FULL;
+        let mut frame = MaybeUninit::<mbr_frame>::uninit();
+        let mut text = [0 as core::ffi::c_char; 32];
+        let mut len = 0usize;
+        let mut rewritten = Vec::new();
+        // SAFETY: every pointer is valid for what the C ABI reads or writes, and the
+        // buffers outlive the objects that borrow them.
+        unsafe {
+            let status =
+                mbr_frame_parse(bytes.as_ptr(), bytes.len(), options, frame.as_mut_ptr(), core::ptr::null_mut());
+            assert_eq!(status, MBR_OK);
+            let frame = frame.assume_init();
+            let copy = core::ptr::read(&frame.identity); // views are plain data
+            let status = mbr_identity_string(&copy, MBR_FIELD_MODEL_ID, text.as_mut_ptr(), text.len(), &mut len);
+            assert_eq!((status, len), (MBR_OK, 10));
+
+            let mut writer = MaybeUninit::<mbr_chunked_writer>::uninit();
+            let userdata = (&mut rewritten as *mut Vec<u8>).cast::<c_void>();
+            let begun =
+                mbr_chunked_writer_begin(writer.as_mut_ptr(), &copy, 5, Some(append), userdata, core::ptr::null_mut());
+            assert_eq!(begun, MBR_OK);
+            assert_eq!(
+                mbr_chunked_writer_write(writer.as_mut_ptr(), b"hello".as_ptr(), 5, core::ptr::null_mut()),
+                MBR_OK
+            );
+            let mut outcome = MaybeUninit::<mbr_chunked_outcome>::uninit();
+            assert_eq!(
+                mbr_chunked_writer_finish(writer.as_mut_ptr(), outcome.as_mut_ptr(), core::ptr::null_mut()),
+                MBR_OK
+            );
+            assert!(outcome.assume_init().payload_hash_matches);
+            let again = mbr_chunked_writer_finish(writer.as_mut_ptr(), outcome.as_mut_ptr(), core::ptr::null_mut());
+            assert_eq!(again, MBR_INVALID_STATE);
+        }
+        assert_eq!(rewritten, bytes);
+
+        let mut identity_buf = [0u8; 512];
+        let mut verifier = MaybeUninit::<mbr_stream_verifier>::uninit();
+        let mut progress = MaybeUninit::<mbr_stream_progress>::uninit();
+        let mut verdict = MaybeUninit::<mbr_streamed_frame>::uninit();
+        // SAFETY: as above.
+        unsafe {
+            let buf = identity_buf.as_mut_ptr();
+            assert_eq!(mbr_stream_verifier_init(verifier.as_mut_ptr(), options, buf, identity_buf.len()), MBR_OK);
+            for chunk in bytes.chunks(50) {
+                let status = mbr_stream_verifier_feed(
+                    verifier.as_mut_ptr(),
+                    chunk.as_ptr(),
+                    chunk.len(),
+                    progress.as_mut_ptr(),
+                    core::ptr::null_mut(),
+                );
+                assert_eq!(status, MBR_OK);
+            }
+            assert!(progress.assume_init().complete);
+            assert_eq!(
+                mbr_stream_verifier_finish(verifier.as_mut_ptr(), verdict.as_mut_ptr(), core::ptr::null_mut()),
+                MBR_OK
+            );
+            let verdict = verdict.assume_init();
+            let mut fingerprint = MaybeUninit::uninit();
+            assert_eq!(mbr_identity_fingerprint(&verdict.identity, fingerprint.as_mut_ptr()), MBR_OK);
+            let parsed = crate::Frame::parse(&bytes).unwrap();
+            assert_eq!(fingerprint.assume_init().sha256, *parsed.identity().unwrap().fingerprint().as_bytes());
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Writing frames (SPEC §1.4): the lengths, the whole frame into one buffer, the head
+//! and trailer for `writev` (no payload copy), and a chunked writer whose state lives
+//! in caller memory and whose bytes go to a caller callback.
+
+use super::digest::mbr_digest;
+use super::identity::{identity_ref, mbr_identity};
+use super::status::mbr_error;
+use super::{boundary, input, non_null, output, put, Slot};
+use crate::error::{Error, ErrorCode};
+use crate::frame::{encode_frame, ChunkedFrameWriter, FrameEncoder, WriteError};
+use crate::identity::PayloadIdentity;
+use crate::sink::ByteSink;
+use core::ffi::{c_int, c_void};
+use core::mem::{align_of, size_of, MaybeUninit};
+
+/// Plan a frame for `*identity` and `payload_len` bytes of payload.
+///
+/// # Safety
+/// As [`identity_ref`].
+unsafe fn plan<'s>(identity: *const mbr_identity, payload_len: u64) -> Result<FrameEncoder<'s, 's>, Error> {
+    // SAFETY: forwarded from the caller.
+    FrameEncoder::new(unsafe { identity_ref(identity)? }, payload_len)
+}
+
+/// The length of the frame for `*identity` and a payload of `payload_len` bytes:
+/// `30 + canonical identity length + payload_len`.
+///
+/// Returns `MBR_OK`, `MBR_IDENTITY_TOO_LARGE` (canonical identity over 64 KiB),
+/// `MBR_INVALID_ARGUMENT` (the length overflows), `MBR_INVALID_STATE` or
+/// `MBR_NULL_POINTER`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_encoded_len(
+    identity: *const mbr_identity,
+    payload_len: u64,
+    out_len: *mut u64,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out_len, "out_len")?;
+        // SAFETY: the caller passes a valid identity; `out_len` is non-NULL and writable.
+        unsafe { put(out_len, plan(identity, payload_len)?.frame_len()) };
+        Ok(())
+    })
+}
+
+/// The length of the head (header, canonical identity, payload length):
+/// `22 + canonical identity length`. The trailer is always 8 bytes.
+///
+/// Returns as `mbr_frame_encoded_len`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_head_len(
+    identity: *const mbr_identity,
+    payload_len: u64,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out_len, "out_len")?;
+        // SAFETY: the caller passes a valid identity; `out_len` is non-NULL and writable.
+        unsafe { put(out_len, plan(identity, payload_len)?.head_len()) };
+        Ok(())
+    })
+}
+
+/// Write the head of a frame with a payload of `payload_len` bytes into `buf`
+/// (`capacity` bytes); `*out_len` gets its length. Send `head`, the payload and the
+/// payload's `mbr_digest.trailer` with one `writev`: the payload is never copied.
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`error->needed` says how much), or as
+/// `mbr_frame_encoded_len`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_write_head(
+    identity: *const mbr_identity,
+    payload_len: u64,
+    buf: *mut u8,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out_len, "out_len")?;
+        // SAFETY: the caller passes a valid identity and `capacity` writable bytes.
+        let (encoder, buf) = unsafe { (plan(identity, payload_len)?, output(buf, capacity, "buf")?) };
+        let written = encoder.write_head(buf)?;
+        // SAFETY: `out_len` is non-NULL and writable.
+        unsafe { put(out_len, written) };
+        Ok(())
+    })
+}
+
+/// Write a whole frame (head, a copy of the payload, trailer) into `buf` (`capacity`
+/// bytes); `*out_len` gets its length (see `mbr_frame_encoded_len`).
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`error->needed` says how much), or as
+/// `mbr_frame_encoded_len`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_encode(
+    identity: *const mbr_identity,
+    payload: *const u8,
+    payload_len: usize,
+    buf: *mut u8,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out_len, "out_len")?;
+        // SAFETY: the caller passes a valid identity, `payload_len` readable bytes and
+        // `capacity` writable bytes that do not overlap them.
+        let written = unsafe {
+            let identity = identity_ref(identity)?;
+            let payload = input(payload, payload_len, "payload")?;
+            encode_frame(identity, payload, output(buf, capacity, "buf")?)?
+        };
+        // SAFETY: `out_len` is non-NULL and writable.
+        unsafe { put(out_len, written) };
+        Ok(())
+    })
+}
+
+/// Receives the bytes of a chunked writer, in order. Write all `len` bytes at `buf`
+/// and return 0, or return non-zero (an errno, say) to fail the writer call with
+/// `MBR_IO`. The head arrives in several small pieces: buffer (e.g. `fwrite`) if
+/// system calls matter. It must not call back into the same writer.
+pub type mbr_write_callback = Option<unsafe extern "C" fn(userdata: *mut c_void, buf: *const u8, len: usize) -> c_int>;
+
+/// The bytes a chunked writer emits go to a C callback.
+struct CallbackSink {
+    callback: unsafe extern "C" fn(*mut c_void, *const u8, usize) -> c_int,
+    userdata: *mut c_void,
+}
+
+impl ByteSink for CallbackSink {
+    type Error = c_int;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), c_int> {
+        // SAFETY: the callback and its userdata came from the caller of
+        // `mbr_chunked_writer_begin`, who promised they stay valid; `bytes` is readable.
+        match unsafe { (self.callback)(self.userdata, bytes.as_ptr(), bytes.len()) } {
+            0 => Ok(()),
+            failed => Err(failed),
+        }
+    }
+}
+
+fn sink_error(err: WriteError<c_int>) -> Error {
+    match err {
+        WriteError::Frame(err) => err,
+        WriteError::Sink(_) => Error::new(ErrorCode::Io, "the write callback returned non-zero").in_field("callback"),
+    }
+}
+
+/// Size in bytes of `mbr_chunked_writer`.
+pub const MBR_CHUNKED_WRITER_SIZE: usize = 256;
+/// Alignment in bytes of `mbr_chunked_writer`.
+pub const MBR_CHUNKED_WRITER_ALIGN: usize = 8;
+
+/// A frame being written while its payload arrives in chunks, in storage the caller
+/// owns (a local or a struct member; opaque). Start it with `mbr_chunked_writer_begin`.
+/// It refers to the `mbr_identity` it was begun with, which must stay alive, unchanged
+/// and in place until `mbr_chunked_writer_finish`. Nothing to free. One thread at a time.
+#[repr(C)]
+pub struct mbr_chunked_writer {
+    _opaque: [MaybeUninit<u64>; 32],
+}
+
+type Writer<'s> = ChunkedFrameWriter<'s, 's, CallbackSink>;
+const TAG_WRITER: u64 = 0x6d62_725f_7772_6974; // "mbr_writ"
+
+const _: () = {
+    assert!(size_of::<mbr_chunked_writer>() == MBR_CHUNKED_WRITER_SIZE);
+    assert!(align_of::<mbr_chunked_writer>() == MBR_CHUNKED_WRITER_ALIGN);
+    assert!(Slot::<Writer<'static>>::fits::<mbr_chunked_writer>());
+};
+
+/// What a finished chunked writer reports.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_chunked_outcome {
+    /// SHA-256 of the payload fed (its first 8 bytes were written as the trailer).
+    pub payload_digest: mbr_digest,
+    /// Whether the identity's `payload_hash` is that digest (if not, the frame passes
+    /// the trailer level but not the full level).
+    pub payload_hash_matches: bool,
+    /// Bytes written in all.
+    pub frame_len: u64,
+}
+
+/// Start a frame whose payload of exactly `payload_len` bytes will follow in chunks:
+/// the head goes to `callback` at once. `userdata` is passed to `callback` as is (it
+/// may be NULL).
+///
+/// Returns `MBR_OK`, `MBR_IO`, `MBR_IDENTITY_TOO_LARGE`, `MBR_INVALID_ARGUMENT`,
+/// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `*writer` is initialised only on
+/// success. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_chunked_writer_begin(
+    writer: *mut mbr_chunked_writer,
+    identity: *const mbr_identity,
+    payload_len: u64,
+    callback: mbr_write_callback,
+    userdata: *mut c_void,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(writer, "writer")?;
+        let callback = callback.ok_or_else(|| super::null("callback"))?;
+        // SAFETY: the caller passes a valid identity that stays in place until finish.
+        let identity: &PayloadIdentity<'_> = unsafe { identity_ref(identity)? };
+        let started = ChunkedFrameWriter::begin(identity, payload_len, CallbackSink { callback, userdata });
+        // SAFETY: `writer` is non-NULL, aligned, writable storage that fits (asserted).
+        unsafe { Slot::store(writer, TAG_WRITER, started.map_err(sink_error)?) };
+        Ok(())
+    })
+}
+
+/// Pass the next payload chunk (`(NULL, 0)` is empty) through to the callback.
+///
+/// Returns `MBR_OK`, `MBR_LENGTH_MISMATCH` (more than declared: nothing written),
+/// `MBR_IO`, `MBR_INVALID_STATE` (not begun, or finished) or `MBR_NULL_POINTER`.
+/// `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_chunked_writer_write(
+    writer: *mut mbr_chunked_writer,
+    chunk: *const u8,
+    len: usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(writer, "writer")?;
+        // SAFETY: the caller passes a writer begun by mbr_chunked_writer_begin (the tag
+        // refuses others), not in use elsewhere, and `len` readable bytes.
+        let (writer, chunk) =
+            unsafe { (Slot::<Writer<'_>>::live(writer, TAG_WRITER, "writer")?, input(chunk, len, "chunk")?) };
+        writer.write_payload(chunk).map_err(sink_error)
+    })
+}
+
+/// Payload bytes still expected.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_chunked_writer_remaining(writer: *const mbr_chunked_writer, out: *mut u64) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(writer, "writer")?;
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a begun writer not being mutated elsewhere.
+        let remaining = unsafe { Slot::<Writer<'_>>::shared(writer, TAG_WRITER, "writer")? }.remaining();
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, remaining) };
+        Ok(())
+    })
+}
+
+/// Write the trailer and report. The writer is finished whatever the result: further
+/// calls on it are `MBR_INVALID_STATE` until it is begun again.
+///
+/// Returns `MBR_OK`, `MBR_LENGTH_MISMATCH` (less payload than declared: no trailer
+/// written), `MBR_IO`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_chunked_writer_finish(
+    writer: *mut mbr_chunked_writer,
+    out: *mut mbr_chunked_outcome,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(writer, "writer")?;
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a begun writer not in use elsewhere.
+        let writer = unsafe { Slot::<Writer<'_>>::take(writer, TAG_WRITER, "writer")? };
+        let (outcome, _sink) = writer.finish().map_err(sink_error)?;
+        let outcome = mbr_chunked_outcome {
+            payload_digest: mbr_digest::of(&outcome.payload_digest),
+            payload_hash_matches: outcome.payload_hash_matches,
+            frame_len: outcome.frame_len,
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, outcome) };
+        Ok(())
+    })
+}

@@ -1,0 +1,315 @@
+//! v2 and v4 frames to v5, in place (SPEC §7.1).
+
+use crate::digest::Sha256Digest;
+use crate::error::{Error, ErrorCode};
+use crate::frame::{
+    Frame, FrameHeader, ReadOptions, VerifyLevel, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5,
+    MIN_FRAME_PREFIX, SCHEMA_V5,
+};
+use crate::identity::PayloadIdentity;
+
+/// What migration writes over bytes 0..6 of a legacy frame: the v5 magic and schema 5.
+pub const V5_HEAD: [u8; 6] = [0xC0, 0xDE, 0x01, 0x05, 0x05, 0x00];
+
+/// What migrating a frame does (or, from [`plan_frame_migration`], would do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameMigration {
+    /// Already a v5 frame that passes the reader: nothing to write.
+    AlreadyV5,
+    /// A legacy frame (`C0DE0102` with schema 2, or `C0DE0104` with schema 4) whose
+    /// first six bytes become [`V5_HEAD`].
+    Legacy {
+        /// 2 or 4.
+        version: u16,
+    },
+    /// A frame the original `tools/upgrade_v2_to_v5.py` half migrated: the v5 magic
+    /// but the schema field still 2 or 4, which the v5 reader rejects
+    /// (`schema_mismatch`). Its schema field becomes 5.
+    HalfMigrated {
+        /// The schema field found: 2 or 4.
+        schema: u16,
+    },
+}
+
+impl FrameMigration {
+    /// Whether the migration writes to the buffer.
+    pub const fn rewrites(&self) -> bool {
+        !matches!(self, FrameMigration::AlreadyV5)
+    }
+}
+
+/// Decide what migrating `buf` would do, and prove the result would pass the v5
+/// reader, without writing anything: a dry run.
+///
+/// The result is checked at `options.level`, but never below the trailer level (SPEC
+/// §7.1), in exact mode (a file or blob holds one frame). Errors are what the v5
+/// reader would report for the migrated bytes; a buffer that is neither a frame nor a
+/// legacy frame gets the reader's own verdict (`too_short`, `bad_magic`, ...), and a
+/// legacy magic whose schema field does not match it is `schema_mismatch`.
+///
+/// ```
+/// use membrane_frame::migrate::{plan_frame_migration, FrameMigration};
+/// use membrane_frame::ReadOptions;
+/// # let mut bytes = membrane_frame::example_frame();
+/// assert_eq!(plan_frame_migration(&bytes, &ReadOptions::new())?, FrameMigration::AlreadyV5);
+/// bytes[3] = 0x04; // a v4 frame ...
+/// bytes[4] = 0x04; // ... with schema 4
+/// assert_eq!(plan_frame_migration(&bytes, &ReadOptions::new())?, FrameMigration::Legacy { version: 4 });
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+pub fn plan_frame_migration(buf: &[u8], options: &ReadOptions) -> Result<FrameMigration, Error> {
+    let options = at_least_trailer(options);
+    let Some(header) = FrameHeader::read(buf).filter(|_| buf.len() >= MIN_FRAME_PREFIX) else {
+        return Frame::parse_exact(buf, &options).map(|_| FrameMigration::AlreadyV5);
+    };
+    let schema = header.schema.get();
+    let migration = match (header.magic, schema) {
+        (MAGIC_V5, SCHEMA_V5) => {
+            Frame::parse_exact(buf, &options)?;
+            return Ok(FrameMigration::AlreadyV5);
+        }
+        (MAGIC_V5, 2 | 4) => FrameMigration::HalfMigrated { schema },
+        (MAGIC_V2, 2) | (MAGIC_V4, 4) => FrameMigration::Legacy { version: schema },
+        (MAGIC_V2 | MAGIC_V4, _) => {
+            return Err(Error::new(
+                ErrorCode::SchemaMismatch,
+                "legacy magic with a schema field that does not match it",
+            )
+            .at(4)
+            .in_field("schema"))
+        }
+        // Anything else: the v5 reader's verdict (bad_magic, schema_mismatch, ...).
+        _ => {
+            Frame::parse_exact(buf, &options)?;
+            return Ok(FrameMigration::AlreadyV5);
+        }
+    };
+    verify_with_v5_head(buf, &options)?;
+    Ok(migration)
+}
+
+/// Migrate a v2 or v4 frame to v5 in place: bytes 0..6 become [`V5_HEAD`], nothing
+/// else changes. The result is verified (trailer level, exact) *before* anything is
+/// written, so on any error the buffer is untouched. A valid v5 frame is left as it
+/// is ([`FrameMigration::AlreadyV5`]); running the migration twice is the same as
+/// running it once.
+///
+/// ```
+/// use membrane_frame::migrate::{migrate_frame_in_place, FrameMigration};
+/// use membrane_frame::{ErrorCode, Frame};
+/// # let v5 = membrane_frame::example_frame();
+/// let mut bytes = v5.clone();
+/// bytes[..6].copy_from_slice(&[0xC0, 0xDE, 0x01, 0x02, 0x02, 0x00]); // as a v2 frame
+/// assert_eq!(Frame::parse(&bytes).unwrap_err().code(), ErrorCode::LegacyFrame);
+/// assert_eq!(migrate_frame_in_place(&mut bytes)?, FrameMigration::Legacy { version: 2 });
+/// assert_eq!(bytes, v5);
+/// assert_eq!(migrate_frame_in_place(&mut bytes)?, FrameMigration::AlreadyV5);
+///
+/// let mut garbage = *b"not a frame, just some bytes";
+/// assert!(migrate_frame_in_place(&mut garbage).is_err());
+/// assert_eq!(&garbage, b"not a frame, just some bytes");
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+pub fn migrate_frame_in_place(buf: &mut [u8]) -> Result<FrameMigration, Error> {
+    migrate_frame_in_place_with(buf, &ReadOptions::new())
+}
+
+/// [`migrate_frame_in_place`] with explicit reader options (identity limit, JSON
+/// limits, a level above trailer).
+pub fn migrate_frame_in_place_with(buf: &mut [u8], options: &ReadOptions) -> Result<FrameMigration, Error> {
+    let migration = plan_frame_migration(buf, options)?;
+    if !migration.rewrites() {
+        return Ok(migration);
+    }
+    let Some(head) = buf.get_mut(..V5_HEAD.len()) else {
+        // plan_frame_migration accepted at least 22 bytes; unreachable.
+        return Err(Error::new(ErrorCode::TooShort, "shorter than a header and payload length"));
+    };
+    let mut previous = [0u8; 6];
+    previous.copy_from_slice(head);
+    head.copy_from_slice(&V5_HEAD);
+    // The plan proved this; confirm with the reader itself, and undo on disagreement.
+    if let Err(err) = Frame::parse_exact(buf, &at_least_trailer(options)) {
+        if let Some(head) = buf.get_mut(..previous.len()) {
+            head.copy_from_slice(&previous);
+        }
+        return Err(err);
+    }
+    Ok(migration)
+}
+
+fn at_least_trailer(options: &ReadOptions) -> ReadOptions {
+    options.level(options.level.max(VerifyLevel::Trailer))
+}
+
+/// The v5 reader's checks (SPEC §1.1, 5–12, and 13 at the full level) on `buf` as if
+/// its first six bytes were [`V5_HEAD`]: checks 2–4 pass for that head by
+/// construction and are the only ones that read bytes 0..6.
+fn verify_with_v5_head(buf: &[u8], options: &ReadOptions) -> Result<(), Error> {
+    let len = buf.len() as u64;
+    let header = FrameHeader::read(buf)
+        .ok_or(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(len))?;
+    // 5
+    if header.reserved.get() != 0 {
+        return Err(Error::new(ErrorCode::ReservedNonzero, "reserved field is not 0").at(6).in_field("reserved"));
+    }
+    // 6
+    let identity_len = u64::from(header.identity_len.get());
+    let identity_end = (HEADER_LEN as u64).saturating_add(identity_len);
+    if identity_end.saturating_add(8) > len {
+        return Err(Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
+            .at(10)
+            .in_field("identity_len"));
+    }
+    // 7
+    if header.identity_len.get() > options.identity_limit {
+        return Err(Error::new(ErrorCode::IdentityTooLarge, "identity_len exceeds the limit")
+            .at(10)
+            .in_field("identity_len"));
+    }
+    // identity_end + 8 <= len, so these fit usize.
+    let identity_end = identity_end as usize;
+    // 8, 9
+    let identity_json = buf.get(HEADER_LEN..identity_end).unwrap_or(&[]);
+    let identity =
+        PayloadIdentity::parse_with(identity_json, options.json).map_err(|err| err.shifted(HEADER_LEN as u64))?;
+    // 10
+    let mut payload_len = [0u8; 8];
+    payload_len.copy_from_slice(buf.get(identity_end..identity_end + 8).unwrap_or(&[0; 8]));
+    let payload_len = u64::from_le_bytes(payload_len);
+    let total = (FRAME_OVERHEAD as u64)
+        .checked_add(identity_len)
+        .and_then(|n| n.checked_add(payload_len))
+        .filter(|&total| total <= len)
+        .ok_or_else(|| {
+            Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
+                .at(identity_end as u64)
+                .in_field("payload_len")
+        })?;
+    // 11 (exact mode)
+    if total < len {
+        return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(total));
+    }
+    // 12; total <= len, so the offsets fit usize.
+    let payload_start = identity_end + 8;
+    let trailer_start = payload_start + payload_len as usize;
+    let digest = Sha256Digest::of(buf.get(payload_start..trailer_start).unwrap_or(&[]));
+    if buf.get(trailer_start..) != Some(&digest.trailer()[..]) {
+        return Err(Error::new(ErrorCode::TrailerMismatch, "trailer does not match SHA-256 of the payload")
+            .at(trailer_start as u64)
+            .in_field("trailer"));
+    }
+    // 13
+    if options.level == VerifyLevel::Full && !digest.matches_hex(&identity.payload_hash()) {
+        let err = Error::new(ErrorCode::PayloadHashMismatch, "payload_hash is not the hex SHA-256 of the payload")
+            .in_field("payload_hash");
+        return Err(match identity.payload_hash_offset() {
+            Some(offset) => err.at((HEADER_LEN + offset) as u64),
+            None => err,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::{Dtype, IdentityValues, InclusiveRange};
+
+    /// A valid v5 frame (payload `hello`, full-level valid).
+    fn v5_frame() -> std::vec::Vec<u8> {
+        let payload = b"hello";
+        let hash = Sha256Digest::of(payload).to_hex();
+        let identity = IdentityValues {
+            payload_hash: hash.as_str(),
+            model_id: "llama-3-8b",
+            model_revision: "",
+            tokenizer_name: "llama-3-8b",
+            tokenizer_revision: "",
+            layer_range: InclusiveRange::new(0, 31),
+            head_range: InclusiveRange::ALL_HEADS,
+            token_span: InclusiveRange::new(0, 127),
+            dtype: Dtype::Float16,
+            shape: &[1, 32, 8, 128, 64],
+        }
+        .build()
+        .unwrap();
+        let mut out = std::vec![0u8; 1024];
+        let len = crate::frame::encode_frame(&identity, payload, &mut out).unwrap();
+        out.truncate(len);
+        out
+    }
+
+    fn legacy(version: u8) -> std::vec::Vec<u8> {
+        let mut bytes = v5_frame();
+        bytes[3] = version;
+        bytes[4] = version;
+        bytes
+    }
+
+    #[test]
+    fn the_dry_run_agrees_with_the_reader_on_every_single_byte_corruption() {
+        let v5 = v5_frame();
+        for level in [VerifyLevel::Trailer, VerifyLevel::Full] {
+            let options = ReadOptions::new().level(level);
+            for version in [2u8, 4] {
+                let original = legacy(version);
+                for at in 6..original.len() {
+                    for flip in [0x01u8, 0x80, 0xFF] {
+                        let mut corrupt = original.clone();
+                        corrupt[at] ^= flip;
+                        let mut migrated = v5.clone();
+                        migrated[at] ^= flip;
+                        let reader = Frame::parse_exact(&migrated, &options).map(|_| ());
+                        let plan = plan_frame_migration(&corrupt, &options).map(|_| ());
+                        assert_eq!(plan, reader, "byte {at} ^ {flip:#x} at {level:?}");
+                        let mut buf = corrupt.clone();
+                        let done = migrate_frame_in_place_with(&mut buf, &options).map(|_| ());
+                        assert_eq!(done, reader);
+                        assert_eq!(buf, if reader.is_ok() { migrated } else { corrupt });
+                    }
+                }
+                for cut in 0..original.len() {
+                    let mut truncated = original[..cut].to_vec();
+                    let reader = Frame::parse_exact(&v5[..cut], &options).map(|_| ());
+                    assert!(reader.is_err());
+                    let before = truncated.clone();
+                    assert_eq!(migrate_frame_in_place_with(&mut truncated, &options).map(|_| ()), reader, "cut {cut}");
+                    assert_eq!(truncated, before);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn half_migrated_frames_are_finished() {
+        let v5 = v5_frame();
+        for schema in [2u8, 4] {
+            let mut bytes = v5.clone();
+            bytes[4] = schema;
+            assert_eq!(Frame::parse(&bytes).unwrap_err().code(), ErrorCode::SchemaMismatch);
+            assert_eq!(
+                migrate_frame_in_place(&mut bytes),
+                Ok(FrameMigration::HalfMigrated { schema: u16::from(schema) })
+            );
+            assert_eq!(bytes, v5);
+        }
+    }
+
+    #[test]
+    fn mismatched_legacy_magic_and_schema_are_refused() {
+        for (version, schema) in [(2u8, 4u8), (4, 2), (2, 5), (4, 0)] {
+            let mut bytes = legacy(version);
+            bytes[4] = schema;
+            let before = bytes.clone();
+            let err = migrate_frame_in_place(&mut bytes).unwrap_err();
+            assert_eq!((err.code(), err.offset()), (ErrorCode::SchemaMismatch, Some(4)));
+            assert_eq!(bytes, before);
+        }
+        let mut bytes = legacy(4);
+        bytes[5] = 1; // schema 0x0104
+        assert_eq!(migrate_frame_in_place(&mut bytes).unwrap_err().code(), ErrorCode::SchemaMismatch);
+        let mut bytes = legacy(3);
+        assert_eq!(migrate_frame_in_place(&mut bytes).unwrap_err().code(), ErrorCode::BadMagic);
+    }
+}

@@ -1,0 +1,365 @@
+//! Python's `repr(float)` without allocation (SPEC §3.2, §5, §6).
+//!
+//! Every JSON text the original implementation wrote puts floats through `float.__repr__`
+//! (via `json.dumps`). The digits are the shortest decimal string that reads back as the
+//! same `f64`, which is what `core::fmt`'s `{:e}` produces (up to the tie rule below);
+//! this module lays those digits out the way CPython's `float_repr_style = 'short'`
+//! does:
+//!
+//! * decimal exponent `e` (of the form `d.ddd × 10^e`) with `-4 <= e < 16`: positional,
+//!   always with a `.` and at least one digit after it (`60.0`, `0.0001`,
+//!   `1234567890123456.0`);
+//! * otherwise scientific: the digits with a `.` only when there is more than one, then
+//!   `e`, the exponent's sign and at least two exponent digits (`1e-05`, `1e+16`,
+//!   `2.5e-05`, `1.2345678901234568e+17`, `5e-324`);
+//! * an exact tie between two shortest candidates goes to the even last digit, as in
+//!   CPython (`1234567890123456.25` is `1234567890123456.2`; `core::fmt` alone says
+//!   `.3`);
+//! * a leading `-` for negative values, including `-0.0`;
+//! * `nan`, `inf`, `-inf` for the non-finite values (JSON writers reject those before
+//!   they get here).
+//!
+//! ```
+//! use membrane_frame::pyfloat::PyFloat;
+//! assert_eq!(PyFloat::new(60.0).as_str(), "60.0");
+//! assert_eq!(PyFloat::new(0.87).as_str(), "0.87");
+//! assert_eq!(PyFloat::new(1e-7).as_str(), "1e-07");
+//! assert_eq!(PyFloat::new(1e16).as_str(), "1e+16");
+//! assert_eq!(PyFloat::new(123456789012345678.0).as_str(), "1.2345678901234568e+17");
+//! assert_eq!(PyFloat::new(5e-324).as_str(), "5e-324");
+//! assert_eq!(PyFloat::new(-0.0).as_str(), "-0.0");
+//! ```
+
+use crate::sink::ByteSink;
+use core::fmt;
+
+/// Capacity of the text buffer. The longest repr of an `f64` is 24 bytes
+/// (`-2.2250738585072014e-308`, `-0.00012345678901234567`).
+pub const MAX_REPR_LEN: usize = 32;
+
+/// Scientific notation is used when the decimal exponent is below this...
+const SCI_BELOW: i32 = -4;
+/// ...or at least this.
+const SCI_FROM: i32 = 16;
+
+/// The `repr` of one `f64`, held on the stack.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PyFloat {
+    buf: [u8; MAX_REPR_LEN],
+    len: usize,
+}
+
+/// A fixed-capacity `fmt::Write` target.
+struct StackText<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackText<N> {
+    const fn new() -> Self {
+        StackText { buf: [0; N], len: 0 }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let end = self.len.saturating_add(bytes.len());
+        if let Some(target) = self.buf.get_mut(self.len..end) {
+            target.copy_from_slice(bytes);
+            self.len = end;
+        }
+    }
+
+    fn push_zeros(&mut self, count: usize) {
+        for _ in 0..count {
+            self.push(b"0");
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+}
+
+impl<const N: usize> fmt::Write for StackText<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
+        let target = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        target.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Decimal digits and exponent: the value is `d.ddd × 10^exponent`.
+#[derive(Clone, Copy)]
+struct Digits {
+    buf: [u8; 24],
+    count: usize,
+    exponent: i32,
+}
+
+impl Digits {
+    fn as_slice(&self) -> &[u8] {
+        self.buf.get(..self.count).unwrap_or(b"0")
+    }
+
+    /// Read `core::fmt`'s `{:e}` output for a non-negative value (`1.2345e-7`, `5e-324`,
+    /// `0e0`), dropping trailing zeros of the digits.
+    fn from_exp_text(text: &[u8]) -> Digits {
+        let mut digits = Digits { buf: [0; 24], count: 0, exponent: 0 };
+        let mut exponent_negative = false;
+        let mut in_exponent = false;
+        for &byte in text {
+            match byte {
+                b'e' => in_exponent = true,
+                b'-' if in_exponent => exponent_negative = true,
+                b'0'..=b'9' if in_exponent => {
+                    digits.exponent = digits.exponent.saturating_mul(10).saturating_add(i32::from(byte - b'0'));
+                }
+                b'0'..=b'9' => {
+                    if let Some(slot) = digits.buf.get_mut(digits.count) {
+                        *slot = byte;
+                        digits.count += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if exponent_negative {
+            digits.exponent = -digits.exponent;
+        }
+        while digits.count > 1 && digits.buf.get(digits.count - 1) == Some(&b'0') {
+            digits.count -= 1;
+        }
+        if digits.count == 0 {
+            // Unreachable for a finite value; keep the output well-formed regardless.
+            if let Some(first) = digits.buf.first_mut() {
+                *first = b'0';
+            }
+            digits.count = 1;
+        }
+        digits
+    }
+
+    /// Whether these digits, read back, give exactly `value`.
+    fn reads_back_as(&self, value: f64) -> bool {
+        let mut text = StackText::<MAX_REPR_LEN>::new();
+        text.push(self.as_slice());
+        let _ =
+            fmt::Write::write_fmt(&mut text, format_args!("e{}", self.exponent.saturating_sub(self.count as i32 - 1)));
+        core::str::from_utf8(text.bytes())
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .is_some_and(|back| back.to_bits() == value.to_bits())
+    }
+}
+
+/// `value` (finite, non-negative) formatted by `core::fmt` with `args`, as digits.
+fn format_digits(args: fmt::Arguments<'_>) -> Digits {
+    let mut text = StackText::<MAX_REPR_LEN>::new();
+    // Cannot overflow 32 bytes for an f64 with at most 17 significant digits.
+    let _ = fmt::Write::write_fmt(&mut text, args);
+    Digits::from_exp_text(text.bytes())
+}
+
+/// Whether a finite, positive `value` lies exactly halfway between two decimals of
+/// `digits.count` significant digits (so both are equally close).
+///
+/// With `value = M × 2^E`, `M` odd, and `10^q` the unit of the last digit, the value is
+/// a tie iff `2 × value / 10^q` is an odd integer, which works out to `q == E + 1` and,
+/// for `q > 0`, `5^q` dividing `M`.
+fn is_exact_tie(value: f64, digits: &Digits) -> bool {
+    let bits = value.to_bits();
+    let biased = ((bits >> 52) & 0x7FF) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mantissa, exponent) = if biased == 0 { (fraction, -1074) } else { (fraction | (1 << 52), biased - 1075) };
+    if mantissa == 0 {
+        return false;
+    }
+    let zeros = mantissa.trailing_zeros();
+    let (odd, exponent) = (mantissa >> zeros, exponent + zeros as i32);
+    let unit = digits.exponent - (digits.count as i32 - 1);
+    if unit != exponent + 1 {
+        return false;
+    }
+    if unit <= 0 {
+        return true;
+    }
+    5u64.checked_pow(unit.unsigned_abs()).is_some_and(|power| odd % power == 0)
+}
+
+/// Shortest round-trip digits of a finite, non-negative `f64`, as CPython's `repr`
+/// chooses them: `{:e}` gives the shortest digits and the closest such string, but
+/// breaks an exact tie upwards; CPython (David Gay's `dtoa`, mode 0) takes the even
+/// last digit, which `{:.N$e}` (correctly rounded, ties to even) reproduces.
+fn shortest_digits(magnitude: f64) -> Digits {
+    let shortest = format_digits(format_args!("{magnitude:e}"));
+    if shortest.count < 2 || !is_exact_tie(magnitude, &shortest) {
+        return shortest;
+    }
+    let precision = shortest.count - 1;
+    let even = format_digits(format_args!("{magnitude:.precision$e}"));
+    if even.count <= shortest.count && even.reads_back_as(magnitude) {
+        even
+    } else {
+        shortest
+    }
+}
+
+impl PyFloat {
+    /// Format `value` as Python's `repr(value)` does.
+    pub fn new(value: f64) -> PyFloat {
+        let mut out = StackText::<MAX_REPR_LEN>::new();
+        if value.is_nan() {
+            out.push(b"nan");
+        } else if value.is_infinite() {
+            out.push(if value < 0.0 { b"-inf" } else { b"inf" });
+        } else {
+            if value.is_sign_negative() {
+                out.push(b"-");
+            }
+            let digits = shortest_digits(value.abs());
+            if (SCI_BELOW..SCI_FROM).contains(&digits.exponent) {
+                layout_positional(&mut out, digits.as_slice(), digits.exponent);
+            } else {
+                layout_scientific(&mut out, digits.as_slice(), digits.exponent);
+            }
+        }
+        PyFloat { buf: out.buf, len: out.len }
+    }
+
+    /// The text, e.g. `"60.0"`.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII is ever written.
+        core::str::from_utf8(self.as_bytes()).unwrap_or("")
+    }
+
+    /// The text as bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// `-4 <= exponent < 16`: digits with the point placed, at least one digit after it.
+fn layout_positional(out: &mut StackText<MAX_REPR_LEN>, digits: &[u8], exponent: i32) {
+    if exponent < 0 {
+        out.push(b"0.");
+        out.push_zeros(exponent.unsigned_abs().saturating_sub(1) as usize);
+        out.push(digits);
+        return;
+    }
+    // exponent is 0..=15 here.
+    let integer_len = exponent.unsigned_abs() as usize + 1;
+    match digits.split_at_checked(integer_len) {
+        Some((integer, fraction)) if !fraction.is_empty() => {
+            out.push(integer);
+            out.push(b".");
+            out.push(fraction);
+        }
+        _ => {
+            out.push(digits);
+            out.push_zeros(integer_len.saturating_sub(digits.len()));
+            out.push(b".0");
+        }
+    }
+}
+
+/// Scientific: `d[.ddd]e±XX`.
+fn layout_scientific(out: &mut StackText<MAX_REPR_LEN>, digits: &[u8], exponent: i32) {
+    let (first, rest) = digits.split_at_checked(1).unwrap_or((b"0", &[]));
+    out.push(first);
+    if !rest.is_empty() {
+        out.push(b".");
+        out.push(rest);
+    }
+    out.push(if exponent < 0 { b"e-" } else { b"e+" });
+    let magnitude = exponent.unsigned_abs();
+    let mut text = StackText::<8>::new();
+    let _ = fmt::Write::write_fmt(&mut text, format_args!("{magnitude:02}"));
+    out.push(text.bytes());
+}
+
+impl fmt::Display for PyFloat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for PyFloat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PyFloat({})", self.as_str())
+    }
+}
+
+/// Write `repr(value)` into a sink.
+///
+/// ```
+/// use membrane_frame::{pyfloat::write_repr, SliceSink};
+/// let mut buf = [0u8; 32];
+/// let mut sink = SliceSink::new(&mut buf);
+/// write_repr(&mut sink, 2.5e-5).unwrap();
+/// assert_eq!(sink.written(), b"2.5e-05");
+/// ```
+pub fn write_repr<S: ByteSink + ?Sized>(sink: &mut S, value: f64) -> Result<(), S::Error> {
+    sink.write_bytes(PyFloat::new(value).as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repr(value: f64) -> std::string::String {
+        PyFloat::new(value).as_str().into()
+    }
+
+    #[test]
+    #[allow(clippy::excessive_precision)] // exact ties need every digit
+    fn layout_boundaries_follow_cpython() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (60.0, "60.0"),
+            (0.1, "0.1"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.00012345, "0.00012345"),
+            (1e15, "1000000000000000.0"),
+            (1234567890123456.0, "1234567890123456.0"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (1e100, "1e+100"),
+            (1e-100, "1e-100"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (-f64::MIN_POSITIVE, "-2.2250738585072014e-308"),
+            (5e-324, "5e-324"),
+            (1234567890123456.25, "1234567890123456.2"),
+            (2.98023223876953125e-08, "2.9802322387695312e-08"),
+            (1990470691646.78125, "1990470691646.7812"),
+            (f64::NAN, "nan"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ];
+        for &(value, expected) in cases {
+            assert_eq!(repr(value), expected, "{value:e}");
+        }
+    }
+
+    #[test]
+    fn output_always_reads_back_to_the_same_value() {
+        let mut bits: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..10_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            let value = f64::from_bits(bits);
+            if !value.is_finite() {
+                continue;
+            }
+            let text = repr(value);
+            assert!(text.len() <= 24, "{text}");
+            assert!(text.contains('.') || text.contains('e'), "{text}");
+            assert_eq!(text.parse::<f64>().unwrap().to_bits(), bits, "{text}");
+        }
+    }
+}

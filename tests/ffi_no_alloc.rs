@@ -1,0 +1,141 @@
+//! The C ABI allocates nothing on its parse, verify and write paths: every entry point
+//! is called here under a counting global allocator (per thread, so the test
+//! harness's own threads do not count).
+#![cfg(feature = "ffi")]
+
+use membrane_frame::ffi::digest::{mbr_digest, mbr_sha256};
+use membrane_frame::ffi::frame::{
+    mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL,
+};
+use membrane_frame::ffi::identity::*;
+use membrane_frame::ffi::status::{mbr_error, mbr_status_name, MBR_OK};
+use membrane_frame::ffi::stream::*;
+use membrane_frame::ffi::writer::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Appends to a fixed buffer (a `(buffer, used)` pair behind `userdata`).
+unsafe extern "C" fn into_buffer(userdata: *mut c_void, buf: *const u8, len: usize) -> c_int {
+    // SAFETY: the test passes a `(&mut [u8], usize)` and the writer passes `len` bytes.
+    unsafe {
+        let (out, used) = &mut *userdata.cast::<(&mut [u8], usize)>();
+        let Some(slot) = out.get_mut(*used..*used + len) else { return 1 };
+        slot.copy_from_slice(std::slice::from_raw_parts(buf, len));
+        *used += len;
+    }
+    0
+}
+
+#[test]
+fn ffi_paths_do_not_allocate() {
+    let json = br#"{"dtype":"float16","head_range":[-1,-1],"layer_range":[0,31],"model_id":"llama-3-8b","model_revision":"","payload_hash":"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824","shape":[1,32,8,128,64],"token_span":[0,127],"tokenizer_name":"llama-3-8b","tokenizer_revision":""}"#;
+    let payload = b"hello";
+    let mut frame_buf = [0u8; 1024];
+    let mut head = [0u8; 1024];
+    let mut chunked = [0u8; 1024];
+    let mut identity_buf = [0u8; 4096];
+    let mut text = [0 as std::ffi::c_char; 64];
+    let mut dims = [0i64; MBR_MAX_SHAPE_DIMS];
+    let before = allocations();
+    // SAFETY: every pointer below is valid for what the C ABI reads or writes.
+    unsafe {
+        let mut identity = MaybeUninit::<mbr_identity>::uninit();
+        let mut err = MaybeUninit::<mbr_error>::uninit();
+        assert_eq!(mbr_identity_parse(json.as_ptr(), json.len(), identity.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+        let identity = identity.assume_init();
+        let (mut n, mut n64, mut u) = (0usize, 0u64, 0u32);
+        let mut digest = MaybeUninit::<mbr_digest>::uninit();
+        assert_eq!(mbr_sha256(payload.as_ptr(), payload.len(), digest.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_identity_fingerprint(&identity, digest.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_identity_fingerprint_hex(json.as_ptr(), json.len(), text.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, text.as_mut_ptr(), text.len(), &mut n), MBR_OK);
+        assert_eq!(mbr_identity_shape(&identity, dims.as_mut_ptr(), dims.len(), &mut n), MBR_OK);
+        assert_eq!(mbr_identity_dtype(&identity, &mut u), MBR_OK);
+        assert_eq!(mbr_identity_canonical_len(&identity, &mut n), MBR_OK);
+
+        // One-shot encode, writev head, parse at the full level, check.
+        assert_eq!(mbr_frame_encoded_len(&identity, 5, &mut n64, err.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_frame_write_head(&identity, 5, head.as_mut_ptr(), head.len(), &mut n, err.as_mut_ptr()), MBR_OK);
+        let mut len = 0usize;
+        let status = mbr_frame_encode(
+            &identity,
+            payload.as_ptr(),
+            5,
+            frame_buf.as_mut_ptr(),
+            frame_buf.len(),
+            &mut len,
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, MBR_OK);
+        let mut options = mbr_read_options_default();
+        options.level = MBR_LEVEL_FULL;
+        let mut frame = MaybeUninit::<mbr_frame>::uninit();
+        assert_eq!(mbr_frame_parse(frame_buf.as_ptr(), len, options, frame.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_frame_check(frame_buf.as_ptr(), len, MBR_LEVEL_FULL), MBR_OK);
+        // A failing parse fills the error detail, still without allocating.
+        assert_ne!(mbr_frame_parse(frame_buf.as_ptr(), len - 1, options, frame.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+        let _ = mbr_status_name(12);
+
+        // Chunked writer into a fixed buffer.
+        let mut writer = MaybeUninit::<mbr_chunked_writer>::uninit();
+        let mut sink: (&mut [u8], usize) = (&mut chunked, 0);
+        let userdata = (&mut sink as *mut (&mut [u8], usize)).cast::<c_void>();
+        let status =
+            mbr_chunked_writer_begin(writer.as_mut_ptr(), &identity, 5, Some(into_buffer), userdata, err.as_mut_ptr());
+        assert_eq!(status, MBR_OK);
+        assert_eq!(mbr_chunked_writer_write(writer.as_mut_ptr(), payload.as_ptr(), 2, err.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_chunked_writer_write(writer.as_mut_ptr(), payload[2..].as_ptr(), 3, err.as_mut_ptr()), MBR_OK);
+        let mut outcome = MaybeUninit::<mbr_chunked_outcome>::uninit();
+        assert_eq!(mbr_chunked_writer_finish(writer.as_mut_ptr(), outcome.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+        assert_eq!(sink.1, len);
+
+        // Streaming verifier, 3 bytes at a time.
+        let mut verifier = MaybeUninit::<mbr_stream_verifier>::uninit();
+        assert_eq!(
+            mbr_stream_verifier_init(verifier.as_mut_ptr(), options, identity_buf.as_mut_ptr(), identity_buf.len()),
+            MBR_OK
+        );
+        let mut progress = MaybeUninit::<mbr_stream_progress>::uninit();
+        for chunk in frame_buf[..len].chunks(3) {
+            let status = mbr_stream_verifier_feed(
+                verifier.as_mut_ptr(),
+                chunk.as_ptr(),
+                chunk.len(),
+                progress.as_mut_ptr(),
+                err.as_mut_ptr(),
+            );
+            assert_eq!(status, MBR_OK);
+        }
+        let mut verdict = MaybeUninit::<mbr_streamed_frame>::uninit();
+        assert_eq!(mbr_stream_verifier_finish(verifier.as_mut_ptr(), verdict.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+    }
+    assert_eq!(allocations() - before, 0, "the C ABI allocated");
+}
