@@ -10,7 +10,8 @@
 # C11, C++17 (with and without exceptions) under -Wall -Wextra -Wpedantic -Werror;
 # every program run linked statically, linked to the shared library, under
 # ASan+UBSan, and under valgrind memcheck (no errors, no leaks of any kind); the
-# vector test (needs the vectors: a missing folder FAILS); the NULL-argument test and
+# vector tests (frames; envelopes, compat hashes, migration: they need the vectors, a
+# missing folder FAILS); the NULL-argument test and
 # its coverage of every function in the header; ctest; `make install` and builds
 # through pkg-config, static and shared.
 set -u
@@ -88,6 +89,8 @@ run_programs() {
         expect 2 trailer_mismatch through_pipe "$damaged" "$@" "$dir/stream_verify" 3
     step "$label: kv_engine exports and re-imports a KV block" "$@" "$dir/kv_engine"
     step "$label: test_vectors (frames.jsonl through the C API)" "$@" "$dir/test_vectors" "$MEMBRANE_VECTORS"
+    step "$label: test_envelopes (envelope, compat and migration vectors through the C API)" \
+        "$@" "$dir/test_envelopes" "$MEMBRANE_VECTORS"
     step "$label: test_null_args" "$@" "$dir/test_null_args"
 }
 

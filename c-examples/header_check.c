@@ -2,6 +2,7 @@
  * -Wpedantic -Werror, and its storage sizes match the ABI constants (the header
  * asserts them itself; this file uses every type so nothing is left unchecked). */
 #include "membrane_frame.h"
+#include "membrane_frame.h" /* twice: the header must survive being included again */
 
 int header_check(void);
 int header_check(void) {
@@ -17,6 +18,13 @@ int header_check(void) {
     mbr_digest digest;
     mbr_read_options options = mbr_read_options_default();
     mbr_write_callback callback = 0;
+    mbr_envelope envelope;
+    mbr_envelope_values envelope_values;
+    mbr_envelope_fields envelope_fields;
+    mbr_compat_inputs compat_inputs;
+    mbr_frame_migration frame_migration;
+    mbr_envelope_migration envelope_migration;
+    mbr_envelope_migration_options migration_options = mbr_envelope_migration_options_default();
     (void)identity;
     (void)verifier;
     (void)writer;
@@ -28,5 +36,12 @@ int header_check(void) {
     (void)error;
     (void)digest;
     (void)callback;
-    return (int)options.level + (sizeof(mbr_identity) == MBR_IDENTITY_SIZE ? 0 : 1);
+    (void)envelope;
+    (void)envelope_values;
+    (void)envelope_fields;
+    (void)compat_inputs;
+    (void)frame_migration;
+    (void)envelope_migration;
+    return (int)options.level + (int)migration_options.max_depth + (sizeof(mbr_identity) == MBR_IDENTITY_SIZE ? 0 : 1) +
+           (sizeof(mbr_envelope) == MBR_ENVELOPE_SIZE ? 0 : 1);
 }

@@ -6,7 +6,9 @@
 // frame at the full level in place, checks that the identity matches what this engine
 // serves (model, tokenizer, dtype, layout), and copies the payload into a fresh block.
 // It then shows what a receiver sees for a damaged frame, a frame from another model,
-// and two frames sent back to back (prefix mode).
+// and two frames sent back to back (prefix mode); announces the block with a v5 JSON
+// envelope whose compatibility hash a peer checks against its own model; and migrates
+// a v4 copy of the frame and a schema 2 envelope to v5.
 //
 //   usage: kv_engine            exit: 0 when every step behaved as expected
 #include "membrane_frame.hpp"
@@ -216,6 +218,79 @@ int main() {
         expect(fed && verdict.ok() && verdict->payload_len() == block.bytes() &&
                    verdict->identity()->fingerprint()->hex() == fingerprint->hex(),
                "streamed verification agrees with the in-place view");
+    }
+
+    // Announce the block with a v5 envelope; a peer checks the model-compatibility hash
+    // against its own model before fetching the frame.
+    if (frame) {
+        membrane::hlc::Clock clock;
+        auto stamp = clock.tick(1735600000000ull);
+        std::string payload_ref(membrane::sha256(frame->payload()).hex());
+        membrane::Identity identity = *frame->identity();
+        membrane::EnvelopeValues values;
+        values.tenant_id = "acme";
+        values.identity = &identity;
+        values.payload_ref = payload_ref;
+        values.payload_size = frame->payload().size;
+        values.ttl = 60.0;
+        values.reuse_score = 0.87;
+        values.version_id = 3;
+        values.consistency = MBR_CONSISTENCY_QUORUM;
+        values.hlc = stamp.value_or(0);
+        values.derive_fingerprint_compat = true;
+        auto envelope = membrane::Envelope::build(values);
+        auto text = envelope ? envelope->to_string() : membrane::Result<std::string>(envelope.error());
+        expect(stamp.ok() && text.ok() && membrane::check_envelope(*text).ok(), "announce the block with a v5 envelope");
+        if (text) std::printf("  %.100s...\n", text->c_str());
+
+        // The peer: parse, compare the compatibility hash with its own model's.
+        auto received = text ? membrane::Envelope::parse(*text) : membrane::Result<membrane::Envelope>(text.error());
+        auto fields = received ? received->fields() : membrane::Result<mbr_envelope_fields>(received.error());
+        membrane::CompatInputs mine;
+        mine.model_id = "llama-3-8b";
+        mine.model_revision = "2024-05";
+        mine.tokenizer_name = "llama-3-8b";
+        mine.dtype = "float16";
+        auto my_hash = membrane::compat_hash(mine);
+        expect(fields.ok() && my_hash.ok() && std::strcmp(fields->fingerprint_compat_hex, my_hash->data()) == 0 &&
+                   fields->consistency == MBR_CONSISTENCY_QUORUM && received->tenant_id().value_or("") == "acme" &&
+                   membrane::hlc::unpack(fields->hlc).physical_ms == 1735600000000ull,
+               "the peer reads the envelope and matches its compat hash");
+        auto canonical = text ? membrane::canonicalize_envelope(*text) : membrane::Result<std::string>(text.error());
+        expect(canonical.ok() && *canonical == *text && received->is_canonical().value_or(false),
+               "the envelope text is its own canonical form");
+        auto later = clock.observe(fields ? fields->hlc : 0, 1735600000000ull);
+        expect(later.ok() && later.value() > values.hlc, "the peer's clock moves past the envelope's hlc");
+    }
+
+    // Migration: a v4 copy of the frame becomes the v5 frame again; a schema 2 envelope
+    // becomes a v5 one with the defaults filled in.
+    {
+        std::vector<std::uint8_t> legacy = wire;
+        legacy[3] = 0x04;
+        legacy[4] = 0x04;
+        auto plan = membrane::plan_frame_migration(legacy);
+        auto done = membrane::migrate_frame_in_place(legacy);
+        expect(plan.ok() && plan->kind == MBR_MIGRATION_LEGACY && done.ok() && done->from_version == 4 && legacy == wire,
+               "a v4 frame migrates in place to the v5 bytes");
+        const char *v2 =
+            "{\"schema_version\": 2, \"identity\": {\"payload_hash\": \"x\", \"model_id\": \"llama-3-8b\", "
+            "\"model_revision\": \"2024-05\", \"tokenizer_name\": \"llama-3-8b\", \"tokenizer_revision\": \"\", "
+            "\"layer_range\": [0, 1], \"head_range\": [-1, -1], \"token_span\": [0, 7], \"dtype\": \"float16\", "
+            "\"shape\": [1]}, \"payload_ref\": null, \"payload_size\": 0, \"ttl\": 60, \"reuse_score\": 0.5, "
+            "\"version_id\": 1}";
+        auto migrated =
+            membrane::migrate_envelope(std::string_view(v2), membrane::EnvelopeMigrationOptions().default_tenant("acme"));
+        auto parsed =
+            migrated ? membrane::Envelope::parse(*migrated) : membrane::Result<membrane::Envelope>(migrated.error());
+        auto parsed_fields = parsed ? parsed->fields() : membrane::Result<mbr_envelope_fields>(parsed.error());
+        auto my_hash =
+            membrane::compat_hash(membrane::CompatInputs{"llama-3-8b", "2024-05", 0, "llama-3-8b", "", 0, "float16", ""});
+        expect(parsed_fields.ok() && parsed->tenant_id().value_or("") == "acme" && my_hash.ok() &&
+                   std::strcmp(parsed_fields->fingerprint_compat_hex, my_hash->data()) == 0,
+               "a schema 2 envelope migrates to v5 with its compat hash");
+        auto again = migrated ? membrane::migrate_envelope(*migrated) : migrated;
+        expect(again.ok() && *again == *migrated, "migrating the result again changes nothing");
     }
 
 #ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS

@@ -426,6 +426,341 @@ int main(void) {
     EXPECT(mbr_stream_verifier_finish(&verifier, &verdict, NULL), MBR_OK);
     EXPECT_TRUE(verdict.identity_json == NULL && !verdict.has_identity);
 
+    /* ---- envelopes: check, canonicalize ---- */
+    static const char envelope_json[] =
+        "{\"schema_version\": 5, \"tenant_id\": \"acme\", \"identity\": {\"payload_hash\": \"x\", \"model_id\": \"m\", "
+        "\"model_revision\": \"\", \"tokenizer_name\": \"t\", \"tokenizer_revision\": \"\", \"layer_range\": [0, 1], "
+        "\"head_range\": [-1, -1], \"token_span\": [0, 7], \"dtype\": \"int8\", \"shape\": [1]}, \"payload_ref\": null, "
+        "\"payload_size\": 0, \"ttl\": 60.0, \"reuse_score\": 0.5, \"version_id\": 1, \"consistency\": \"strong\", "
+        "\"hlc\": 0, \"fingerprint_compat\": \"\"}";
+    static const char legacy_json[] =
+        "{\"schema_version\": 4, \"identity\": {\"payload_hash\": \"x\", \"model_id\": \"m\", \"model_revision\": \"\", "
+        "\"tokenizer_name\": \"t\", \"tokenizer_revision\": \"\", \"layer_range\": [0, 1], \"head_range\": [-1, -1], "
+        "\"token_span\": [0, 7], \"dtype\": \"int8\", \"shape\": [1]}, \"payload_ref\": null, \"payload_size\": 0, "
+        "\"ttl\": 60, \"reuse_score\": 0.5, \"version_id\": 1}";
+    const uint8_t *env_text = (const uint8_t *)envelope_json;
+    const size_t env_len = sizeof envelope_json - 1;
+    const uint8_t *legacy_text = (const uint8_t *)legacy_json;
+    const size_t legacy_len = sizeof legacy_json - 1;
+
+    EXPECT(mbr_envelope_check(NULL, 5), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_check(NULL, 0), MBR_ENVELOPE_JSON); /* (NULL, 0) is the empty text */
+    EXPECT(mbr_envelope_check(env_text, env_len - 1), MBR_ENVELOPE_JSON);
+    EXPECT(mbr_envelope_check(legacy_text, legacy_len), MBR_ENVELOPE_VERSION);
+    EXPECT(mbr_envelope_check(env_text, env_len), MBR_OK);
+
+    n = 12345;
+    memset(buf, 0xA5, sizeof buf);
+    EXPECT(mbr_envelope_canonicalize(NULL, env_len, buf, sizeof buf, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_canonicalize(env_text, env_len, NULL, sizeof buf, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_canonicalize(env_text, env_len, buf, sizeof buf, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_canonicalize(NULL, 0, buf, sizeof buf, &n), MBR_ENVELOPE_JSON);
+    EXPECT(mbr_envelope_canonicalize(legacy_text, legacy_len, buf, sizeof buf, &n), MBR_ENVELOPE_VERSION);
+    EXPECT_TRUE(n == 12345 && poisoned(buf, sizeof buf)); /* untouched on failure... */
+    EXPECT(mbr_envelope_canonicalize(env_text, env_len, NULL, 0, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(n == env_len); /* ...except that a too-small buffer reports the length needed */
+    n = 12345;
+    EXPECT(mbr_envelope_canonicalize(env_text, env_len, buf, env_len - 1, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(n == env_len && poisoned(buf, sizeof buf));
+    EXPECT(mbr_envelope_canonicalize(env_text, env_len, buf, env_len, &n), MBR_OK);
+    EXPECT_TRUE(n == env_len && memcmp(buf, envelope_json, n) == 0);
+
+    /* ---- envelopes: parse, build ---- */
+    mbr_envelope envelope, out_envelope, zeroed_envelope;
+    memset(&zeroed_envelope, 0, sizeof zeroed_envelope);
+    POISON(out_envelope);
+    EXPECT(mbr_envelope_parse(NULL, env_len, &out_envelope, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_parse(env_text, env_len, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_parse(NULL, 0, &out_envelope, NULL), MBR_ENVELOPE_JSON);
+    POISON(err);
+    EXPECT(mbr_envelope_parse(legacy_text, legacy_len, &out_envelope, &err), MBR_ENVELOPE_VERSION);
+    EXPECT_TRUE(err.status == MBR_ENVELOPE_VERSION && err.error_class == MBR_CLASS_SCHEMA && err.offset != MBR_NO_OFFSET);
+    UNTOUCHED(out_envelope);
+    POISON(err);
+    EXPECT(mbr_envelope_parse(env_text, env_len, &envelope, &err), MBR_OK);
+    UNTOUCHED(err);
+
+    mbr_identity env_identity;
+    POISON(env_identity);
+    EXPECT(mbr_envelope_identity(NULL, &env_identity), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_identity(&envelope, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_identity(&zeroed_envelope, &env_identity), MBR_INVALID_STATE);
+    UNTOUCHED(env_identity);
+    EXPECT(mbr_envelope_identity(&envelope, &env_identity), MBR_OK);
+    EXPECT(mbr_identity_string(&env_identity, MBR_FIELD_TOKENIZER_NAME, name, sizeof name, &n), MBR_OK);
+    EXPECT_TRUE(n == 1 && strcmp(name, "t") == 0);
+
+    mbr_str acme = LIT("acme"), empty = {NULL, 0}, dangling = {NULL, 3}, bad_hex = LIT("ABC"), not_utf8 = LIT("\xff");
+    mbr_envelope_values ev;
+    memset(&ev, 0, sizeof ev);
+    ev.tenant_id = acme;
+    ev.identity = &env_identity;
+    ev.has_payload_ref = false;
+    ev.payload_ref = dangling; /* ignored: has_payload_ref is false */
+    ev.ttl = 60.0;
+    ev.reuse_score = 0.5;
+    ev.version_id = 1;
+    ev.consistency = MBR_CONSISTENCY_STRONG;
+    ev.fingerprint_compat = empty;
+    EXPECT(mbr_envelope_build(NULL, &out_envelope, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_build(&ev, NULL, NULL), MBR_NULL_POINTER);
+    mbr_envelope_values bad_ev = ev;
+    bad_ev.identity = NULL;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, &err), MBR_NULL_POINTER);
+    EXPECT_TRUE(strcmp(err.field, "identity") == 0);
+    bad_ev.identity = &zeroed;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_INVALID_STATE);
+    bad_ev = ev;
+    bad_ev.tenant_id.ptr = NULL;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, &err), MBR_NULL_POINTER);
+    EXPECT_TRUE(strcmp(err.field, "tenant_id") == 0);
+    bad_ev.tenant_id = empty;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, &err), MBR_ENVELOPE_FIELD);
+    EXPECT_TRUE(strcmp(err.field, "tenant_id") == 0);
+    bad_ev.tenant_id = not_utf8;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_INVALID_ARGUMENT);
+    bad_ev = ev;
+    bad_ev.has_payload_ref = true;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_NULL_POINTER); /* payload_ref {NULL, 3} */
+    bad_ev = ev;
+    bad_ev.consistency = 3;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_INVALID_ARGUMENT);
+    bad_ev = ev;
+    bad_ev.ttl = -1.0;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, &err), MBR_ENVELOPE_FIELD);
+    EXPECT_TRUE(strcmp(err.field, "ttl") == 0);
+    bad_ev = ev;
+    bad_ev.version_id = 0;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_ENVELOPE_FIELD);
+    bad_ev = ev;
+    bad_ev.fingerprint_compat = bad_hex;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, &err), MBR_ENVELOPE_FIELD);
+    EXPECT_TRUE(strcmp(err.field, "fingerprint_compat") == 0);
+    bad_ev.fingerprint_compat = dangling;
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_NULL_POINTER);
+    UNTOUCHED(out_envelope);
+    bad_ev.derive_fingerprint_compat = true; /* fingerprint_compat is ignored then */
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_OK);
+    EXPECT(mbr_envelope_build(&ev, &out_envelope, NULL), MBR_OK);
+    EXPECT(mbr_envelope_write(&out_envelope, buf, sizeof buf, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == env_len && memcmp(buf, envelope_json, n) == 0); /* built = parsed */
+
+    /* ---- envelopes: accessors, writing ---- */
+    mbr_envelope_fields fields;
+    POISON(fields);
+    EXPECT(mbr_envelope_get_fields(NULL, &fields), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_get_fields(&envelope, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_get_fields(&zeroed_envelope, &fields), MBR_INVALID_STATE);
+    UNTOUCHED(fields);
+    EXPECT(mbr_envelope_get_fields(&envelope, &fields), MBR_OK);
+    EXPECT_TRUE(fields.payload_size == 0 && fields.ttl == 60.0 && fields.reuse_score == 0.5 && fields.version_id == 1);
+    EXPECT_TRUE(fields.hlc == 0 && fields.consistency == MBR_CONSISTENCY_STRONG && !fields.has_payload_ref);
+    EXPECT_TRUE(!fields.has_fingerprint_compat && fields.fingerprint_compat_hex[0] == '\0');
+    EXPECT(mbr_identity_string(&fields.identity, MBR_FIELD_MODEL_ID, name, sizeof name, &n), MBR_OK);
+    EXPECT_TRUE(n == 1 && strcmp(name, "m") == 0);
+    EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_OK); /* derived fingerprint_compat */
+    EXPECT(mbr_envelope_get_fields(&out_envelope, &fields), MBR_OK);
+    EXPECT_TRUE(fields.has_fingerprint_compat && strlen(fields.fingerprint_compat_hex) == 64);
+
+    n = 12345;
+    EXPECT(mbr_envelope_string_len(NULL, MBR_ENVELOPE_FIELD_TENANT_ID, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_string_len(&envelope, MBR_ENVELOPE_FIELD_TENANT_ID, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_string_len(&zeroed_envelope, MBR_ENVELOPE_FIELD_TENANT_ID, &n), MBR_INVALID_STATE);
+    EXPECT(mbr_envelope_string_len(&envelope, 2, &n), MBR_INVALID_ARGUMENT); /* identity: not a string */
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_envelope_string_len(&envelope, MBR_ENVELOPE_FIELD_TENANT_ID, &n), MBR_OK);
+    EXPECT_TRUE(n == 4);
+    EXPECT(mbr_envelope_string_len(&envelope, MBR_ENVELOPE_FIELD_PAYLOAD_REF, &n), MBR_OK);
+    EXPECT_TRUE(n == 0); /* null reads as "" */
+
+    POISON(name);
+    n = 12345;
+    EXPECT(mbr_envelope_string(NULL, MBR_ENVELOPE_FIELD_TENANT_ID, name, sizeof name, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_string(&envelope, MBR_ENVELOPE_FIELD_TENANT_ID, NULL, sizeof name, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_string(&envelope, MBR_ENVELOPE_FIELD_TENANT_ID, name, sizeof name, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_string(&envelope, MBR_ENVELOPE_FIELD_TENANT_ID, NULL, 0, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT(mbr_envelope_string(&envelope, MBR_ENVELOPE_FIELD_TENANT_ID, name, 4, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT(mbr_envelope_string(&zeroed_envelope, MBR_ENVELOPE_FIELD_TENANT_ID, name, sizeof name, &n), MBR_INVALID_STATE);
+    EXPECT(mbr_envelope_string(&envelope, 99, name, sizeof name, &n), MBR_INVALID_ARGUMENT);
+    UNTOUCHED(name);
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_envelope_string(&envelope, MBR_ENVELOPE_FIELD_TENANT_ID, name, 5, &n), MBR_OK);
+    EXPECT_TRUE(n == 4 && strcmp(name, "acme") == 0);
+    EXPECT(mbr_envelope_string(&envelope, MBR_ENVELOPE_FIELD_CONSISTENCY, name, sizeof name, &n), MBR_OK);
+    EXPECT_TRUE(strcmp(name, "strong") == 0);
+    EXPECT(mbr_envelope_string(&envelope, MBR_ENVELOPE_FIELD_FINGERPRINT_COMPAT, name, sizeof name, &n), MBR_OK);
+    EXPECT_TRUE(n == 0 && name[0] == '\0');
+
+    EXPECT(mbr_envelope_is_canonical(NULL, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_is_canonical(&envelope, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_is_canonical(&zeroed_envelope, &flag), MBR_INVALID_STATE);
+    EXPECT(mbr_envelope_is_canonical(&envelope, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+
+    n = 12345;
+    EXPECT(mbr_envelope_encoded_len(NULL, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_encoded_len(&envelope, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_encoded_len(&zeroed_envelope, &n), MBR_INVALID_STATE);
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_envelope_encoded_len(&envelope, &n), MBR_OK);
+    EXPECT_TRUE(n == env_len);
+
+    n = 12345;
+    memset(buf, 0xA5, sizeof buf);
+    EXPECT(mbr_envelope_write(NULL, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_write(&envelope, NULL, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_write(&envelope, buf, sizeof buf, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_write(&zeroed_envelope, buf, sizeof buf, &n, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_envelope_write(&envelope, buf, env_len - 1, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == env_len && n == 12345 && poisoned(buf, sizeof buf));
+    EXPECT(mbr_envelope_write(&envelope, buf, env_len, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == env_len && memcmp(buf, envelope_json, n) == 0);
+
+    EXPECT_TRUE(strcmp(mbr_consistency_name(MBR_CONSISTENCY_QUORUM), "quorum") == 0);
+    EXPECT_TRUE(strcmp(mbr_consistency_name(MBR_CONSISTENCY_EVENTUAL), "eventual") == 0);
+    EXPECT_TRUE(strcmp(mbr_consistency_name(3), "unknown") == 0);
+
+    /* ---- compatibility hash ---- */
+    mbr_compat_inputs compat = {LIT("llama-3-8b"), LIT(""), 0, LIT("llama-3-8b"), LIT(""), 0, LIT("float16"), LIT("")};
+    mbr_compat_inputs bad_compat = compat;
+    char compat_hex[65];
+    POISON(hex65);
+    EXPECT(mbr_compat_hash(NULL, hex65), MBR_NULL_POINTER);
+    EXPECT(mbr_compat_hash(&compat, NULL), MBR_NULL_POINTER);
+    bad_compat.config_hash = dangling;
+    EXPECT(mbr_compat_hash(&bad_compat, hex65), MBR_NULL_POINTER);
+    bad_compat.config_hash = not_utf8;
+    EXPECT(mbr_compat_hash(&bad_compat, hex65), MBR_INVALID_ARGUMENT);
+    UNTOUCHED(hex65);
+    EXPECT(mbr_compat_hash(&compat, hex65), MBR_OK);
+    EXPECT_TRUE(strlen(hex65) == 64);
+    POISON(compat_hex);
+    EXPECT(mbr_identity_compat_hash(NULL, compat_hex), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_compat_hash(&identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_compat_hash(&zeroed, compat_hex), MBR_INVALID_STATE);
+    UNTOUCHED(compat_hex);
+    EXPECT(mbr_identity_compat_hash(&identity, compat_hex), MBR_OK); /* the same model, tokenizer and dtype */
+    EXPECT_TRUE(strcmp(compat_hex, hex65) == 0);
+
+    /* ---- HLC ---- */
+    uint64_t hlc = 12345, hlc2 = 12345, physical = 12345;
+    uint16_t logical = 123;
+    EXPECT(mbr_hlc_pack(1735600000000ull, 0, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_hlc_pack(MBR_HLC_MAX_PHYSICAL_MS + 1, 0, &hlc), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(hlc == 12345);
+    EXPECT(mbr_hlc_pack(1735600000000ull, 0, &hlc), MBR_OK);
+    EXPECT_TRUE(hlc == (1735600000000ull << MBR_HLC_LOGICAL_BITS));
+    EXPECT(mbr_hlc_unpack(hlc, NULL, &logical), MBR_NULL_POINTER);
+    EXPECT(mbr_hlc_unpack(hlc, &physical, NULL), MBR_NULL_POINTER);
+    EXPECT_TRUE(physical == 12345 && logical == 123);
+    EXPECT(mbr_hlc_tick(hlc, 1735600000000ull, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_hlc_tick(hlc, MBR_HLC_MAX_PHYSICAL_MS + 1, &hlc2), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_hlc_tick(UINT64_MAX, 0, &hlc2), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(hlc2 == 12345);
+    EXPECT(mbr_hlc_tick(hlc, 1735600000000ull, &hlc2), MBR_OK); /* the clock did not advance */
+    EXPECT(mbr_hlc_unpack(hlc2, &physical, &logical), MBR_OK);
+    EXPECT_TRUE(physical == 1735600000000ull && logical == 1);
+    EXPECT(mbr_hlc_tick(hlc2, 1735600000005ull, &hlc), MBR_OK); /* it did: logical resets */
+    EXPECT(mbr_hlc_unpack(hlc, &physical, &logical), MBR_OK);
+    EXPECT_TRUE(physical == 1735600000005ull && logical == 0);
+    EXPECT(mbr_hlc_pack(1735600000009ull, 4, &hlc2), MBR_OK);
+    EXPECT(mbr_hlc_merge(hlc, hlc2, 1735600000006ull, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_hlc_merge(hlc, hlc2, MBR_HLC_MAX_PHYSICAL_MS + 1, &n64), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_hlc_merge(hlc, UINT64_MAX, 0, &n64), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_hlc_merge(hlc, hlc2, 1735600000006ull, &n64), MBR_OK); /* remote is ahead: bump its logical */
+    EXPECT(mbr_hlc_unpack(n64, &physical, &logical), MBR_OK);
+    EXPECT_TRUE(physical == 1735600000009ull && logical == 5 && n64 > hlc && n64 > hlc2);
+
+    /* ---- migration: frames ---- */
+    static uint8_t legacy_frame[4096];
+    EXPECT(mbr_frame_encode(&identity, payload, 5, buf, sizeof buf, &frame_len, NULL), MBR_OK);
+    memcpy(legacy_frame, buf, frame_len);
+    legacy_frame[3] = 0x04; /* a v4 frame: magic C0DE0104 ... */
+    legacy_frame[4] = 0x04; /* ... and schema 4 */
+    EXPECT(mbr_frame_check(legacy_frame, frame_len, MBR_LEVEL_TRAILER), MBR_LEGACY_FRAME);
+    mbr_frame_migration migration;
+    POISON(migration);
+    options = mbr_read_options_default();
+    EXPECT(mbr_plan_frame_migration(NULL, frame_len, options, &migration, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_plan_frame_migration(legacy_frame, frame_len, options, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_plan_frame_migration(NULL, 0, options, &migration, NULL), MBR_TOO_SHORT);
+    options.mode = MBR_MODE_PREFIX;
+    EXPECT(mbr_plan_frame_migration(legacy_frame, frame_len, options, &migration, &err), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(strcmp(err.field, "mode") == 0);
+    options = mbr_read_options_default();
+    options.level = 9;
+    EXPECT(mbr_plan_frame_migration(legacy_frame, frame_len, options, &migration, NULL), MBR_INVALID_ARGUMENT);
+    options = mbr_read_options_default();
+    options.level = MBR_LEVEL_FULL;
+    EXPECT(mbr_plan_frame_migration(legacy_frame, frame_len, options, &migration, NULL), MBR_PAYLOAD_HASH_MISMATCH);
+    options = mbr_read_options_default();
+    UNTOUCHED(migration);
+    EXPECT(mbr_plan_frame_migration(legacy_frame, frame_len, options, &migration, NULL), MBR_OK);
+    EXPECT_TRUE(migration.kind == MBR_MIGRATION_LEGACY && migration.from_version == 4 && migration.rewrites);
+    EXPECT_TRUE(legacy_frame[3] == 0x04); /* a dry run */
+
+    POISON(migration);
+    EXPECT(mbr_migrate_frame_in_place(NULL, frame_len, options, &migration, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_migrate_frame_in_place(legacy_frame, frame_len, options, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_migrate_frame_in_place(NULL, 0, options, &migration, NULL), MBR_TOO_SHORT);
+    EXPECT(mbr_migrate_frame_in_place(legacy_frame, frame_len - 1, options, &migration, NULL), MBR_PAYLOAD_OVERRUN);
+    options.mode = MBR_MODE_PREFIX;
+    EXPECT(mbr_migrate_frame_in_place(legacy_frame, frame_len, options, &migration, NULL), MBR_INVALID_ARGUMENT);
+    options = mbr_read_options_default();
+    UNTOUCHED(migration);
+    EXPECT_TRUE(legacy_frame[3] == 0x04 && legacy_frame[4] == 0x04); /* untouched on failure */
+    EXPECT(mbr_migrate_frame_in_place(legacy_frame, frame_len, options, &migration, NULL), MBR_OK);
+    EXPECT_TRUE(migration.kind == MBR_MIGRATION_LEGACY && migration.from_version == 4);
+    EXPECT_TRUE(memcmp(legacy_frame, buf, frame_len) == 0);
+    EXPECT(mbr_migrate_frame_in_place(legacy_frame, frame_len, options, &migration, NULL), MBR_OK);
+    EXPECT_TRUE(migration.kind == MBR_MIGRATION_ALREADY_V5 && migration.from_version == 5 && !migration.rewrites);
+    legacy_frame[4] = 0x02; /* half migrated by the original tool: v5 magic, schema 2 */
+    EXPECT(mbr_migrate_frame_in_place(legacy_frame, frame_len, options, &migration, NULL), MBR_OK);
+    EXPECT_TRUE(migration.kind == MBR_MIGRATION_HALF_MIGRATED && migration.from_version == 2);
+    EXPECT_TRUE(memcmp(legacy_frame, buf, frame_len) == 0);
+
+    /* ---- migration: envelopes ---- */
+    mbr_envelope_migration_options mopts = mbr_envelope_migration_options_default();
+    EXPECT_TRUE(mopts.default_tenant.len == 6 && memcmp(mopts.default_tenant.ptr, "public", 6) == 0);
+    EXPECT(mopts.max_depth, MBR_DEFAULT_MAX_DEPTH);
+    mbr_envelope_migration migrated;
+    POISON(migrated);
+    memset(buf, 0xA5, sizeof buf);
+    EXPECT(mbr_migrate_envelope(NULL, legacy_len, mopts, buf, sizeof buf, &migrated, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, mopts, NULL, sizeof buf, &migrated, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, mopts, buf, sizeof buf, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_migrate_envelope(NULL, 0, mopts, buf, sizeof buf, &migrated, NULL), MBR_ENVELOPE_JSON);
+    mbr_envelope_migration_options bad_mopts = mopts;
+    bad_mopts.default_tenant = dangling;
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, bad_mopts, buf, sizeof buf, &migrated, &err), MBR_NULL_POINTER);
+    EXPECT_TRUE(strcmp(err.field, "default_tenant") == 0);
+    bad_mopts.default_tenant = empty; /* not a valid tenant */
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, bad_mopts, buf, sizeof buf, &migrated, NULL),
+           MBR_INVALID_ARGUMENT);
+    bad_mopts.default_tenant = not_utf8;
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, bad_mopts, buf, sizeof buf, &migrated, NULL),
+           MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, mopts, NULL, 0, &migrated, &err), MBR_BUFFER_TOO_SMALL);
+    size_t migrated_len = (size_t)err.needed;
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, mopts, buf, migrated_len - 1, &migrated, &err),
+           MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == migrated_len);
+    UNTOUCHED(migrated);
+    EXPECT_TRUE(poisoned(buf, sizeof buf)); /* the buffer is written only on success */
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, mopts, buf, migrated_len, &migrated, NULL), MBR_OK);
+    EXPECT_TRUE(migrated.kind == MBR_MIGRATION_LEGACY && migrated.from_version == 4 && migrated.len == migrated_len);
+    EXPECT(mbr_envelope_check(buf, migrated.len), MBR_OK);
+    EXPECT(mbr_envelope_parse(buf, migrated.len, &out_envelope, NULL), MBR_OK);
+    EXPECT(mbr_envelope_string(&out_envelope, MBR_ENVELOPE_FIELD_TENANT_ID, name, sizeof name, &n), MBR_OK);
+    EXPECT_TRUE(strcmp(name, "public") == 0);
+    mopts.default_tenant = acme;
+    EXPECT(mbr_migrate_envelope(legacy_text, legacy_len, mopts, buf, sizeof buf, &migrated, NULL), MBR_OK);
+    EXPECT(mbr_envelope_parse(buf, migrated.len, &out_envelope, NULL), MBR_OK);
+    EXPECT(mbr_envelope_string(&out_envelope, MBR_ENVELOPE_FIELD_TENANT_ID, name, sizeof name, &n), MBR_OK);
+    EXPECT_TRUE(strcmp(name, "acme") == 0);
+    EXPECT(mbr_migrate_envelope(env_text, env_len, mopts, NULL, 0, &migrated, NULL), MBR_OK); /* v5: nothing to do */
+    EXPECT_TRUE(migrated.kind == MBR_MIGRATION_ALREADY_V5 && migrated.from_version == 5 && migrated.len == 0);
+
     printf("test_null_args: %d passed, %d failed\n", passes, failures);
     return failures == 0 ? 0 : 1;
 }

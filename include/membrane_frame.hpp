@@ -4,7 +4,8 @@
  * Hand-written (not generated). Same rules as the C ABI (docs/c-abi.md):
  *  - nothing here allocates except the few helpers that return std::string or
  *    std::vector (marked "allocates");
- *  - views (Bytes, FrameView, Identity) point into buffers the caller keeps alive;
+ *  - views (Bytes, FrameView, Identity, Envelope) point into buffers the caller keeps
+ *    alive;
  *  - errors are values: Result<T> holds a T or an Error (code, class, offset, field,
  *    message). Result::value() on an error throws membrane::Exception when exceptions
  *    are enabled and calls std::abort() when they are not (-fno-exceptions); check
@@ -46,6 +47,8 @@ static_assert(sizeof(mbr_stream_verifier) == MBR_STREAM_VERIFIER_SIZE &&
 static_assert(sizeof(mbr_chunked_writer) == MBR_CHUNKED_WRITER_SIZE &&
                   alignof(mbr_chunked_writer) == MBR_CHUNKED_WRITER_ALIGN,
               "mbr_chunked_writer storage");
+static_assert(sizeof(mbr_envelope) == MBR_ENVELOPE_SIZE && alignof(mbr_envelope) == MBR_ENVELOPE_ALIGN,
+              "mbr_envelope storage");
 
 /* ---------------------------------------------------------------------------------- */
 /* Byte ranges                                                                        */
@@ -59,6 +62,8 @@ struct Bytes {
     constexpr Bytes(const std::uint8_t *d, std::size_t n) noexcept : data(d), size(n) {}
     Bytes(const void *d, std::size_t n) noexcept : data(static_cast<const std::uint8_t *>(d)), size(n) {}
     Bytes(std::string_view text) noexcept : Bytes(text.data(), text.size()) {}
+    template <class Traits, class A>
+    Bytes(const std::basic_string<char, Traits, A> &text) noexcept : Bytes(text.data(), text.size()) {}
     template <class T, class A>
     Bytes(const std::vector<T, A> &v) noexcept : Bytes(v.data(), v.size() * sizeof(T)) {
         static_assert(std::is_trivially_copyable<T>::value, "Bytes over a vector of plain values");
@@ -634,6 +639,322 @@ class StreamVerifier {
     mbr_stream_verifier raw_;
     std::uint32_t init_;
 };
+
+/* ---------------------------------------------------------------------------------- */
+/* Envelopes (SPEC §3) and the compatibility hash (§3.3)                              */
+
+/// 64 lower-case hex digits and a NUL (a compatibility hash).
+using Hex = std::array<char, 65>;
+
+namespace detail {
+/// MBR_BUFFER_TOO_SMALL with the length needed.
+inline Error too_small(std::size_t needed) noexcept {
+    mbr_error e = Error(MBR_BUFFER_TOO_SMALL).c_error();
+    e.needed = needed;
+    return Error(e);
+}
+inline mbr_str c_str(std::string_view s) noexcept { return mbr_str{s.data(), s.size()}; }
+} // namespace detail
+
+/// Validate one envelope JSON text; ok() when accepted, else the SPEC §8 code
+/// (MBR_ENVELOPE_JSON, _VERSION, _MISSING_FIELD, _FIELD, MBR_IDENTITY_FIELD).
+inline Status check_envelope(Bytes json) noexcept {
+    return detail::make_status(mbr_envelope_check(json.data, json.size), detail::blank());
+}
+
+/// Parse an envelope text and write its SPEC §3.2 (to_bytes) form into `out`; returns
+/// the length. A too-small `out` is MBR_BUFFER_TOO_SMALL with error().needed() the
+/// length needed (and `out` untouched).
+inline Result<std::size_t> canonicalize_envelope(Bytes json, MutableBytes out) {
+    std::size_t n = 0;
+    std::uint32_t s = mbr_envelope_canonicalize(json.data, json.size, out.data, out.size, &n);
+    if (s == MBR_BUFFER_TOO_SMALL) return detail::too_small(n);
+    return detail::make(s, detail::blank(), std::move(n));
+}
+
+/// The SPEC §3.2 form of an envelope text, in a new string (allocates).
+inline Result<std::string> canonicalize_envelope(Bytes json) {
+    std::size_t n = 0;
+    std::uint32_t s = mbr_envelope_canonicalize(json.data, json.size, nullptr, 0, &n);
+    if (s != MBR_BUFFER_TOO_SMALL) return Error(s); // an empty output is always too small
+    std::string out(n, '\0');
+    s = mbr_envelope_canonicalize(json.data, json.size, reinterpret_cast<std::uint8_t *>(&out[0]), out.size(), &n);
+    if (s != MBR_OK) return Error(s);
+    return out;
+}
+
+/// The fields of an envelope, for Envelope::build. The strings and what the identity
+/// borrows must outlive the envelope (the identity itself is copied).
+struct EnvelopeValues {
+    std::string_view tenant_id;
+    const Identity *identity = nullptr;
+    /// std::nullopt writes JSON null.
+    std::optional<std::string_view> payload_ref;
+    std::uint64_t payload_size = 0;
+    double ttl = 0.0;
+    double reuse_score = 0.0;
+    std::uint64_t version_id = 1;
+    std::uint32_t consistency = MBR_CONSISTENCY_STRONG;
+    /// Packed (hlc::pack).
+    std::uint64_t hlc = 0;
+    /// Derive fingerprint_compat from the identity (then `fingerprint_compat` is ignored).
+    bool derive_fingerprint_compat = false;
+    /// "" or 64 lower-case hex digits.
+    std::string_view fingerprint_compat;
+};
+
+/// A validated v5 envelope (SPEC §3.1). Plain data that borrows the text or strings it
+/// was made from: copy it freely; keep those alive while it is used.
+class Envelope {
+  public:
+    /// Parse an envelope JSON text.
+    static Result<Envelope> parse(Bytes json) {
+        Envelope env;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_envelope_parse(json.data, json.size, &env.raw_, &e);
+        return detail::make(s, e, std::move(env));
+    }
+    /// Validate C++ values and make an envelope of them.
+    static Result<Envelope> build(const EnvelopeValues &v) {
+        mbr_envelope_values c{};
+        c.tenant_id = detail::c_str(v.tenant_id);
+        c.identity = v.identity != nullptr ? v.identity->c_ptr() : nullptr;
+        c.has_payload_ref = v.payload_ref.has_value();
+        c.payload_ref = detail::c_str(v.payload_ref.value_or(std::string_view()));
+        c.payload_size = v.payload_size;
+        c.ttl = v.ttl;
+        c.reuse_score = v.reuse_score;
+        c.version_id = v.version_id;
+        c.consistency = v.consistency;
+        c.hlc = v.hlc;
+        c.derive_fingerprint_compat = v.derive_fingerprint_compat;
+        c.fingerprint_compat = detail::c_str(v.fingerprint_compat);
+        Envelope env;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_envelope_build(&c, &env.raw_, &e);
+        return detail::make(s, e, std::move(env));
+    }
+
+    /// Every field but the strings, and the identity.
+    Result<mbr_envelope_fields> fields() const {
+        mbr_envelope_fields f{};
+        std::uint32_t s = mbr_envelope_get_fields(&raw_, &f);
+        return detail::make(s, detail::blank(), std::move(f));
+    }
+    Result<Identity> identity() const {
+        mbr_identity id{};
+        std::uint32_t s = mbr_envelope_identity(&raw_, &id);
+        if (s != MBR_OK) return Error(s);
+        return Identity::from_c(id);
+    }
+    /// A string field (MBR_ENVELOPE_FIELD_*) into `buf` (NUL-terminated); returns its length.
+    Result<std::size_t> string_into(std::uint32_t field, char *buf, std::size_t capacity) const {
+        std::size_t n = 0;
+        std::uint32_t s = mbr_envelope_string(&raw_, field, buf, capacity, &n);
+        return detail::make(s, detail::blank(), std::move(n));
+    }
+    /// A string field's decoded value (allocates). payload_ref null reads as "".
+    Result<std::string> string(std::uint32_t field) const {
+        std::size_t n = 0;
+        std::uint32_t s = mbr_envelope_string_len(&raw_, field, &n);
+        if (s != MBR_OK) return Error(s);
+        std::string out(n + 1, '\0');
+        s = mbr_envelope_string(&raw_, field, &out[0], out.size(), &n);
+        if (s != MBR_OK) return Error(s);
+        out.resize(n);
+        return out;
+    }
+    /// tenant_id (allocates).
+    Result<std::string> tenant_id() const { return string(MBR_ENVELOPE_FIELD_TENANT_ID); }
+    /// Whether the parsed text is byte for byte its SPEC §3.2 form.
+    Result<bool> is_canonical() const {
+        bool c = false;
+        std::uint32_t s = mbr_envelope_is_canonical(&raw_, &c);
+        return detail::make(s, detail::blank(), std::move(c));
+    }
+    Result<std::size_t> encoded_len() const {
+        std::size_t n = 0;
+        std::uint32_t s = mbr_envelope_encoded_len(&raw_, &n);
+        return detail::make(s, detail::blank(), std::move(n));
+    }
+    /// The SPEC §3.2 (to_bytes) text into `out`; returns its length.
+    Result<std::size_t> write(MutableBytes out) const {
+        std::size_t n = 0;
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_envelope_write(&raw_, out.data, out.size, &n, &e);
+        return detail::make(s, e, std::move(n));
+    }
+    /// The SPEC §3.2 text in a new string (allocates).
+    Result<std::string> to_string() const {
+        Result<std::size_t> len = encoded_len();
+        if (!len) return len.error();
+        std::string out(len.value(), '\0');
+        Result<std::size_t> n = write(MutableBytes(reinterpret_cast<std::uint8_t *>(&out[0]), out.size()));
+        if (!n) return n.error();
+        return out;
+    }
+
+    const mbr_envelope *c_ptr() const noexcept { return &raw_; }
+
+  private:
+    Envelope() noexcept : raw_() {}
+    mbr_envelope raw_;
+};
+
+/// Name of an MBR_CONSISTENCY_* number ("strong", ...; static).
+inline std::string_view consistency_name(std::uint32_t consistency) noexcept { return mbr_consistency_name(consistency); }
+
+/// The inputs of the compatibility hash (SPEC §3.3).
+struct CompatInputs {
+    std::string_view model_id;
+    std::string_view model_revision;
+    std::int64_t model_layout_version = 0;
+    std::string_view tokenizer_name;
+    std::string_view tokenizer_revision;
+    std::int64_t tokenizer_layout_version = 0;
+    std::string_view dtype;
+    std::string_view config_hash;
+};
+
+/// The compatibility hash of explicit values: an envelope's fingerprint_compat.
+inline Result<Hex> compat_hash(const CompatInputs &in) {
+    mbr_compat_inputs c{};
+    c.model_id = detail::c_str(in.model_id);
+    c.model_revision = detail::c_str(in.model_revision);
+    c.model_layout_version = in.model_layout_version;
+    c.tokenizer_name = detail::c_str(in.tokenizer_name);
+    c.tokenizer_revision = detail::c_str(in.tokenizer_revision);
+    c.tokenizer_layout_version = in.tokenizer_layout_version;
+    c.dtype = detail::c_str(in.dtype);
+    c.config_hash = detail::c_str(in.config_hash);
+    Hex out{};
+    std::uint32_t s = mbr_compat_hash(&c, out.data());
+    return detail::make(s, detail::blank(), std::move(out));
+}
+
+/// The compatibility hash derived from an identity (layout versions 0, config_hash "").
+inline Result<Hex> compat_hash(const Identity &identity) {
+    Hex out{};
+    std::uint32_t s = mbr_identity_compat_hash(identity.c_ptr(), out.data());
+    return detail::make(s, detail::blank(), std::move(out));
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* HLC values (SPEC §9)                                                               */
+
+namespace hlc {
+
+/// A packed value's two parts.
+struct Parts {
+    std::uint64_t physical_ms = 0;
+    std::uint16_t logical = 0;
+};
+
+/// (physical_ms << 16) | logical; MBR_INVALID_ARGUMENT past MBR_HLC_MAX_PHYSICAL_MS.
+inline Result<std::uint64_t> pack(std::uint64_t physical_ms, std::uint16_t logical) {
+    std::uint64_t out = 0;
+    std::uint32_t s = mbr_hlc_pack(physical_ms, logical, &out);
+    return detail::make(s, detail::blank(), std::move(out));
+}
+inline Parts unpack(std::uint64_t value) noexcept {
+    Parts p;
+    (void)mbr_hlc_unpack(value, &p.physical_ms, &p.logical);
+    return p;
+}
+/// The next local value after `previous` at wall-clock time `now_ms`.
+inline Result<std::uint64_t> tick(std::uint64_t previous, std::uint64_t now_ms) {
+    std::uint64_t out = 0;
+    std::uint32_t s = mbr_hlc_tick(previous, now_ms, &out);
+    return detail::make(s, detail::blank(), std::move(out));
+}
+/// The local value after receiving `remote` at wall-clock time `now_ms`.
+inline Result<std::uint64_t> merge(std::uint64_t local, std::uint64_t remote, std::uint64_t now_ms) {
+    std::uint64_t out = 0;
+    std::uint32_t s = mbr_hlc_merge(local, remote, now_ms, &out);
+    return detail::make(s, detail::blank(), std::move(out));
+}
+
+/// A node's clock: the last value it issued or observed (unchanged on an error).
+class Clock {
+  public:
+    explicit Clock(std::uint64_t last = 0) noexcept : last_(last) {}
+    std::uint64_t last() const noexcept { return last_; }
+    /// Issue a value for a local event.
+    Result<std::uint64_t> tick(std::uint64_t now_ms) { return remember(hlc::tick(last_, now_ms)); }
+    /// Take a remote value into account.
+    Result<std::uint64_t> observe(std::uint64_t remote, std::uint64_t now_ms) {
+        return remember(hlc::merge(last_, remote, now_ms));
+    }
+
+  private:
+    Result<std::uint64_t> remember(Result<std::uint64_t> next) {
+        if (next) last_ = next.value();
+        return next;
+    }
+    std::uint64_t last_;
+};
+
+} // namespace hlc
+
+/* ---------------------------------------------------------------------------------- */
+/* Migration to v5 (SPEC §7)                                                          */
+
+/// Dry run: what migrating this frame would do (the mode must be MBR_MODE_EXACT).
+inline Result<mbr_frame_migration> plan_frame_migration(Bytes frame, const ReadOptions &options = ReadOptions()) {
+    mbr_frame_migration m{};
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_plan_frame_migration(frame.data, frame.size, options.c_options(), &m, &e);
+    return detail::make(s, e, std::move(m));
+}
+
+/// Migrate a v2 or v4 frame to v5 in place (bytes 0..6); untouched on any error.
+inline Result<mbr_frame_migration> migrate_frame_in_place(MutableBytes frame,
+                                                         const ReadOptions &options = ReadOptions()) {
+    mbr_frame_migration m{};
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_migrate_frame_in_place(frame.data, frame.size, options.c_options(), &m, &e);
+    return detail::make(s, e, std::move(m));
+}
+
+/// Envelope migration policy (defaults: tenant "public", JSON depth 32). A tenant set
+/// here must outlive the options.
+class EnvelopeMigrationOptions {
+  public:
+    EnvelopeMigrationOptions() noexcept : raw_(mbr_envelope_migration_options_default()) {}
+    EnvelopeMigrationOptions &default_tenant(std::string_view tenant) noexcept {
+        raw_.default_tenant = detail::c_str(tenant);
+        return *this;
+    }
+    EnvelopeMigrationOptions &max_depth(std::uint32_t depth) noexcept { raw_.max_depth = depth; return *this; }
+    const mbr_envelope_migration_options &c_options() const noexcept { return raw_; }
+
+  private:
+    mbr_envelope_migration_options raw_;
+};
+
+/// Migrate a schema 2-4 envelope into `out` (kind MBR_MIGRATION_LEGACY, `len` bytes);
+/// a v5 envelope is MBR_MIGRATION_ALREADY_V5 and nothing is written.
+inline Result<mbr_envelope_migration> migrate_envelope(Bytes json, MutableBytes out,
+                                                       const EnvelopeMigrationOptions &options = {}) {
+    mbr_envelope_migration m{};
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_migrate_envelope(json.data, json.size, options.c_options(), out.data, out.size, &m, &e);
+    return detail::make(s, e, std::move(m));
+}
+
+/// The v5 text of an envelope (allocates): the migrated text, or a copy of the input
+/// when it is a valid v5 envelope already.
+inline Result<std::string> migrate_envelope(Bytes json, const EnvelopeMigrationOptions &options = {}) {
+    Result<mbr_envelope_migration> sized = migrate_envelope(json, MutableBytes(), options);
+    if (sized) return std::string(json.as_string_view()); // v5 already (a rewrite never fits 0 bytes)
+    if (sized.error().status() != MBR_BUFFER_TOO_SMALL) return sized.error();
+    std::string out(static_cast<std::size_t>(sized.error().needed()), '\0');
+    Result<mbr_envelope_migration> done =
+        migrate_envelope(json, MutableBytes(reinterpret_cast<std::uint8_t *>(&out[0]), out.size()), options);
+    if (!done) return done.error();
+    out.resize(done->len);
+    return out;
+}
 
 /* ---------------------------------------------------------------------------------- */
 

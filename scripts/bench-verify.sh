@@ -7,7 +7,7 @@
 #   (b) sha256sum over the same files;
 #   (c) a plain Python loop doing the same trailer-level checks (scripts/verify_baseline.py);
 # and `membrane-frame verify --level trailer` on 1 core and on all cores (also with the
-# hidden --io mmap, the alternative that was measured and not chosen). Then peak RSS
+# hidden --io mmap and --io mmap-window, the alternatives measured and not chosen). Then peak RSS
 # (GNU time -v) for the same 256 MiB as 1 MiB, 16 MiB and 256 MiB frames: it must not
 # grow with the frame size.
 #
@@ -84,7 +84,7 @@ echo "best of $REPEAT interleaved rounds, warm page cache"
 python3 scripts/verify_baseline.py "$MAIN" | grep -q "\"ok\": $FRAMES," || { echo "the Python baseline rejects the corpus" >&2; exit 1; }
 "$BIN" verify --json --progress never "$MAIN" | tail -1 | grep -q '"exit_status": 0' || { echo "verify rejects the corpus" >&2; exit 1; }
 
-sha2_read=""; sha2_mem=""; t_sum=""; t_py=""; t_one=""; t_all=""; t_mmap=""; idles=""
+sha2_read=""; sha2_mem=""; t_sum=""; t_py=""; t_one=""; t_all=""; t_mmap=""; t_win=""; idles=""
 for round in $(seq "$REPEAT"); do
     idles="$idles $(wait_quiet)%"
     out=$("$SHA2" "$MAIN"/*.frame)
@@ -95,14 +95,15 @@ for round in $(seq "$REPEAT"); do
     s=$(now); "$BIN" verify -j 1 --progress never "$MAIN" >/dev/null; t_one=$(min "$t_one" "$(elapsed "$s" "$(now)")")
     s=$(now); "$BIN" verify -j "$CORES" --progress never "$MAIN" >/dev/null; t_all=$(min "$t_all" "$(elapsed "$s" "$(now)")")
     s=$(now); "$BIN" verify -j "$CORES" --io mmap --progress never "$MAIN" >/dev/null; t_mmap=$(min "$t_mmap" "$(elapsed "$s" "$(now)")")
+    s=$(now); "$BIN" verify -j "$CORES" --io mmap-window --progress never "$MAIN" >/dev/null; t_win=$(min "$t_win" "$(elapsed "$s" "$(now)")")
     echo "  round $round done"
 done
 echo "CPU idle before each round:$idles"
 echo
 
-printf '| %-50s | %7s | %6s | %12s | %14s |\n' "trailer level, the same $(gib "$BYTES") GiB" "seconds" "GiB/s" "vs sha2-read" "vs sha2-memory"
-echo "|----------------------------------------------------|---------|--------|--------------|----------------|"
-row() { printf '| %-50s | %7.3f | %6.3f | %11.2fx | %13.2fx |\n' "$1" "$2" "$(rate "$BYTES" "$2")" "$(ratio "$sha2_read" "$2")" "$(ratio "$sha2_mem" "$2")"; }
+printf '| %-56s | %7s | %6s | %12s | %14s |\n' "trailer level, the same $(gib "$BYTES") GiB" "seconds" "GiB/s" "vs sha2-read" "vs sha2-memory"
+echo "|----------------------------------------------------------|---------|--------|--------------|----------------|"
+row() { printf '| %-56s | %7.3f | %6.3f | %11.2fx | %13.2fx |\n' "$1" "$2" "$(rate "$BYTES" "$2")" "$(ratio "$sha2_read" "$2")" "$(ratio "$sha2_mem" "$2")"; }
 row "(a) sha2, 1 core, files read via a 128 KiB buffer" "$sha2_read"
 row "(a) sha2, 1 core, the bytes already in memory" "$sha2_mem"
 row "(b) sha256sum" "$t_sum"
@@ -110,18 +111,20 @@ row "(c) Python loop (struct + hashlib)" "$t_py"
 row "membrane-frame verify -j 1" "$t_one"
 row "membrane-frame verify -j $CORES" "$t_all"
 row "membrane-frame verify -j $CORES --io mmap (not chosen)" "$t_mmap"
+row "membrane-frame verify -j $CORES --io mmap-window (not chosen)" "$t_win"
 echo
 echo "verify -j $CORES vs single-core sha2: $(ratio "$sha2_read" "$t_all")x (files read the same way), $(ratio "$sha2_mem" "$t_all")x (hashing from memory); target 1.8x"
 echo
 
-printf '| %-10s | %-6s | %-20s | %-20s |\n' "frame size" "frames" "peak RSS, read" "peak RSS, --io mmap"
-echo "|------------|--------|----------------------|----------------------|"
+printf '| %-10s | %-6s | %-20s | %-20s | %-20s |\n' "frame size" "frames" "peak RSS, read" "peak RSS, mmap" "peak RSS, mmap-window"
+echo "|------------|--------|----------------------|----------------------|-----------------------|"
 for spec in "256 1MiB" "16 16MiB" "1 256MiB"; do
     set -- $spec
     dir=$(corpus "rss-$2" "$1" "$2")
-    printf '| %-10s | %-6s | %16s KiB | %16s KiB |\n' "$2" "$1" \
+    printf '| %-10s | %-6s | %16s KiB | %16s KiB | %17s KiB |\n' "$2" "$1" \
         "$(peak_rss "$BIN" verify -j "$CORES" --progress never "$dir")" \
-        "$(peak_rss "$BIN" verify -j "$CORES" --io mmap --progress never "$dir")"
+        "$(peak_rss "$BIN" verify -j "$CORES" --io mmap --progress never "$dir")" \
+        "$(peak_rss "$BIN" verify -j "$CORES" --io mmap-window --progress never "$dir")"
 done
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

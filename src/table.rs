@@ -552,7 +552,7 @@ mod tests {
         let mut m = map(&mut storage);
         let mut model = std::collections::BTreeMap::new();
         let mut state = 0x1234_5678u32;
-        let steps = if cfg!(miri) { 400 } else { 20_000u32 };
+        let steps = if cfg!(miri) { 300 } else { 20_000u32 };
         for step in 0..steps {
             state ^= state << 13;
             state ^= state >> 17;
@@ -579,6 +579,9 @@ mod tests {
                 m.sort();
             }
             assert_eq!(m.len(), model.len());
+            if cfg!(miri) && step % 16 != 0 {
+                continue;
+            }
             for (k, v) in &model {
                 assert!(m.find(k).is_some(), "lost {k} at step {step}");
                 let pos = m.find(k).unwrap();

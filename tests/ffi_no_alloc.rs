@@ -4,10 +4,13 @@
 #![cfg(feature = "ffi")]
 
 use membrane_frame::ffi::digest::{mbr_digest, mbr_sha256};
+use membrane_frame::ffi::envelope::*;
 use membrane_frame::ffi::frame::{
     mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL,
 };
+use membrane_frame::ffi::hlc::*;
 use membrane_frame::ffi::identity::*;
+use membrane_frame::ffi::migrate::*;
 use membrane_frame::ffi::status::{mbr_error, mbr_status_name, MBR_OK};
 use membrane_frame::ffi::stream::*;
 use membrane_frame::ffi::writer::*;
@@ -136,6 +139,126 @@ fn ffi_paths_do_not_allocate() {
         }
         let mut verdict = MaybeUninit::<mbr_streamed_frame>::uninit();
         assert_eq!(mbr_stream_verifier_finish(verifier.as_mut_ptr(), verdict.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+    }
+    assert_eq!(allocations() - before, 0, "the C ABI allocated");
+}
+
+#[test]
+fn ffi_envelope_hlc_and_migration_paths_do_not_allocate() {
+    let envelope = br#"{"schema_version": 5, "tenant_id": "acme", "identity": {"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": null, "payload_size": 0, "ttl": 60.0, "reuse_score": 0.5, "version_id": 1, "consistency": "strong", "hlc": 0, "fingerprint_compat": ""}"#;
+    let legacy = br#"{"schema_version": 2, "identity": {"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": "r", "payload_size": 5, "ttl": 1e-5, "reuse_score": 0.5, "version_id": 1}"#;
+    let mut frame = membrane_frame::example_frame();
+    frame[3] = 0x04; // a v4 frame ...
+    frame[4] = 0x04; // ... with schema 4
+    let mut out = [0u8; 2048];
+    let mut text = [0 as std::ffi::c_char; 128];
+    let str_of = |s: &'static str| mbr_str { ptr: s.as_ptr().cast(), len: s.len() };
+    let before = allocations();
+    // SAFETY: every pointer below is valid for what the C ABI reads or writes.
+    unsafe {
+        let mut err = MaybeUninit::<mbr_error>::uninit();
+        let (mut n, mut flag, mut hlc, mut physical, mut logical) = (0usize, false, 0u64, 0u64, 0u16);
+        assert_eq!(mbr_envelope_check(envelope.as_ptr(), envelope.len()), MBR_OK);
+        assert_eq!(mbr_envelope_check(legacy.as_ptr(), legacy.len()), 21); // envelope_version
+        let status = mbr_envelope_canonicalize(envelope.as_ptr(), envelope.len(), out.as_mut_ptr(), out.len(), &mut n);
+        assert_eq!((status, n), (MBR_OK, envelope.len()));
+        assert_ne!(mbr_envelope_canonicalize(envelope.as_ptr(), envelope.len(), out.as_mut_ptr(), 8, &mut n), MBR_OK);
+
+        let mut parsed = MaybeUninit::<mbr_envelope>::uninit();
+        assert_eq!(
+            mbr_envelope_parse(envelope.as_ptr(), envelope.len(), parsed.as_mut_ptr(), err.as_mut_ptr()),
+            MBR_OK
+        );
+        assert_ne!(mbr_envelope_parse(legacy.as_ptr(), legacy.len(), parsed.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+        let parsed = parsed.assume_init();
+        let mut fields = MaybeUninit::<mbr_envelope_fields>::uninit();
+        assert_eq!(mbr_envelope_get_fields(&parsed, fields.as_mut_ptr()), MBR_OK);
+        let mut identity = MaybeUninit::<mbr_identity>::uninit();
+        assert_eq!(mbr_envelope_identity(&parsed, identity.as_mut_ptr()), MBR_OK);
+        let identity = identity.assume_init();
+        assert_eq!(mbr_envelope_string_len(&parsed, MBR_ENVELOPE_FIELD_TENANT_ID, &mut n), MBR_OK);
+        let status = mbr_envelope_string(&parsed, MBR_ENVELOPE_FIELD_TENANT_ID, text.as_mut_ptr(), text.len(), &mut n);
+        assert_eq!(status, MBR_OK);
+        assert_eq!(mbr_envelope_is_canonical(&parsed, &mut flag), MBR_OK);
+        assert!(flag);
+        assert_eq!(mbr_envelope_encoded_len(&parsed, &mut n), MBR_OK);
+        let status = mbr_envelope_write(&parsed, out.as_mut_ptr(), out.len(), &mut n, err.as_mut_ptr());
+        assert_eq!(status, MBR_OK);
+        let _ = mbr_consistency_name(MBR_CONSISTENCY_QUORUM);
+
+        let values = mbr_envelope_values {
+            tenant_id: str_of("acme"),
+            identity: &identity,
+            has_payload_ref: true,
+            payload_ref: str_of("blob-1"),
+            payload_size: 5,
+            ttl: 60.0,
+            reuse_score: 0.87,
+            version_id: 3,
+            consistency: MBR_CONSISTENCY_EVENTUAL,
+            hlc: 1 << 16,
+            derive_fingerprint_compat: true,
+            fingerprint_compat: str_of(""),
+        };
+        let mut built = MaybeUninit::<mbr_envelope>::uninit();
+        assert_eq!(mbr_envelope_build(&values, built.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+
+        let compat = mbr_compat_inputs {
+            model_id: str_of("m"),
+            model_revision: str_of(""),
+            model_layout_version: 0,
+            tokenizer_name: str_of("t"),
+            tokenizer_revision: str_of(""),
+            tokenizer_layout_version: 0,
+            dtype: str_of("int8"),
+            config_hash: str_of(""),
+        };
+        assert_eq!(mbr_compat_hash(&compat, text.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_identity_compat_hash(&identity, text.as_mut_ptr()), MBR_OK);
+
+        assert_eq!(mbr_hlc_pack(1_735_600_000_000, 0, &mut hlc), MBR_OK);
+        assert_eq!(mbr_hlc_tick(hlc, 1_735_600_000_000, &mut hlc), MBR_OK);
+        assert_eq!(mbr_hlc_merge(hlc, 1 << 20, 0, &mut hlc), MBR_OK);
+        assert_eq!(mbr_hlc_unpack(hlc, &mut physical, &mut logical), MBR_OK);
+        assert_ne!(mbr_hlc_pack(u64::MAX, 0, &mut hlc), MBR_OK);
+
+        let options = mbr_read_options_default();
+        let mut migration = MaybeUninit::<mbr_frame_migration>::uninit();
+        let status =
+            mbr_plan_frame_migration(frame.as_ptr(), frame.len(), options, migration.as_mut_ptr(), err.as_mut_ptr());
+        assert_eq!(status, MBR_OK);
+        let status = mbr_migrate_frame_in_place(
+            frame.as_mut_ptr(),
+            frame.len(),
+            options,
+            migration.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!((status, migration.assume_init().kind), (MBR_OK, MBR_MIGRATION_LEGACY));
+        assert_eq!(mbr_frame_check(frame.as_ptr(), frame.len(), MBR_LEVEL_FULL), MBR_OK);
+
+        let mut result = MaybeUninit::<mbr_envelope_migration>::uninit();
+        let options = mbr_envelope_migration_options_default();
+        let status = mbr_migrate_envelope(
+            legacy.as_ptr(),
+            legacy.len(),
+            options,
+            out.as_mut_ptr(),
+            out.len(),
+            result.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!((status, result.assume_init().kind), (MBR_OK, MBR_MIGRATION_LEGACY));
+        let status = mbr_migrate_envelope(
+            legacy.as_ptr(),
+            legacy.len(),
+            options,
+            out.as_mut_ptr(),
+            8,
+            result.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_ne!(status, MBR_OK);
     }
     assert_eq!(allocations() - before, 0, "the C ABI allocated");
 }

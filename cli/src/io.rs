@@ -4,15 +4,11 @@
 //! `StreamVerifier`, so memory per worker is the buffer plus the identity limit,
 //! whatever the frame size. Below the trailer level nothing past the head is needed:
 //! the head is read and the rest of the file is accounted for by length only (see
-//! [`Checker::check_streaming`]). `--io mmap` maps the file and runs the one-shot
-//! reader instead; it exists to measure the difference (docs/performance-cli.md).
+//! [`Checker::check_streaming`]). `--io mmap` maps the whole file into the one-shot
+//! reader, `--io mmap-window` maps 8 MiB windows into the streaming verifier; both exist
+//! to measure the difference (docs/performance.md).
 
 use crate::cli::IoMode;
-
-/// The read buffer per worker: 128 KiB measured fastest (it stays in the core's L2 cache
-/// between the copy out of the page cache and the hash; docs/performance-cli.md).
-pub const READ_BUFFER: usize = 128 << 10;
-use membrane_frame::frame::MIN_FRAME_PREFIX;
 use membrane_frame::{
     Error, Frame, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel,
 };
@@ -20,6 +16,10 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The read buffer per worker: 128 KiB measured fastest (it stays in the core's L2 cache
+/// between the copy out of the page cache and the hash; docs/performance.md).
+pub const READ_BUFFER: usize = 128 << 10;
 
 /// What verification said about a file.
 #[derive(Debug)]
@@ -126,10 +126,9 @@ impl Checker {
     }
 
     /// Stream the file through the verifier. At the layout and identity levels only
-    /// the head (at most 22 bytes + the identity limit) is read; the verdict on the
-    /// rest depends on its length alone (checks 10 and 11), so the verifier is fed
-    /// that many zero bytes without reading them. A stream verifier with a `skip(n)`
-    /// for those levels would say the same without the loop.
+    /// the head is read (an identity over the limit is streamed past, not stored); the verdict on the
+    /// rest depends on its length alone (checks 10 and 11), so the verifier is told to
+    /// skip that many bytes (`StreamVerifier::skip`).
     fn check_streaming(
         &mut self,
         mut file: File,
@@ -139,12 +138,11 @@ impl Checker {
         head: &[u8],
     ) -> Outcome {
         let hashes = self.options.level >= VerifyLevel::Trailer;
-        let head_limit = (MIN_FRAME_PREFIX as u64) + u64::from(self.options.identity_limit);
         let mut verifier = StreamVerifier::new(self.options, ParseMode::Exact, &mut self.identity);
         let mut received = 0u64;
         let mut stopped_early = false;
         loop {
-            if !hashes && received >= head_limit {
+            if !hashes && verifier.head_complete() {
                 stopped_early = true;
                 break;
             }
@@ -168,14 +166,8 @@ impl Checker {
             }
         }
         if stopped_early && received < len {
-            self.buf.fill(0);
-            let mut rest = len - received;
-            while rest > 0 {
-                let n = usize::try_from(rest).unwrap_or(usize::MAX).min(self.buf.len());
-                if let Err(err) = verifier.feed(self.buf.get(..n).unwrap_or(&[])) {
-                    return Outcome::Invalid(err);
-                }
-                rest -= n as u64;
+            if let Err(err) = verifier.skip(len - received) {
+                return Outcome::Invalid(err);
             }
         }
         match verifier.finish() {
@@ -214,9 +206,10 @@ impl Checker {
 
     #[allow(unsafe_code)]
     fn check_mapped(&self, file: &File) -> Outcome {
-        // SAFETY: the mapping is read-only and private to this call. If another process
-        // truncates the file while it is mapped, reading the lost pages raises SIGBUS;
-        // that is why `--io read` is the default and this mode is for measurements.
+        // SAFETY: the mapping is read-only and private to this call, and the slice does
+        // not outlive it. If another process truncates the file while it is mapped,
+        // reading the lost pages raises SIGBUS; that is why `--io read` is the default
+        // and this mode is for measurements.
         let map = match unsafe { memmap2::Mmap::map(file) } {
             Ok(map) => map,
             Err(err) => return Outcome::Unreadable(err),

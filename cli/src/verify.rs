@@ -1,6 +1,6 @@
 //! `verify`: every file under the given paths, checked in parallel by a pool of worker
-//! threads that take files from a shared queue (largest first, so one big file does
-//! not finish last alone), reported in walk order as soon as each is known.
+//! threads that take files from a shared queue (larger size classes first, so one big
+//! file does not finish last alone), reported in walk order as soon as each is known.
 
 use crate::cli::{IoMode, VerifyArgs, When};
 use crate::io::{Checked, Checker, Outcome};
@@ -118,9 +118,11 @@ pub fn verify_found(found: Vec<Found>, settings: &Settings) -> (Summary, Vec<Ver
         })
         .collect();
     let total_bytes: u64 = files.iter().map(|&(_, size)| size).sum();
-    // Largest first: the pool finishes together instead of waiting on one big file.
+    // Larger files first, so the pool finishes together instead of waiting on one big
+    // file; by power-of-two size class only, so files of similar size keep walk order
+    // and results stream out in order.
     let mut queue = files.clone();
-    queue.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    queue.sort_by_key(|&(index, size)| (std::cmp::Reverse(u64::BITS - size.leading_zeros()), index));
     let jobs = settings.jobs.clamp(1, files.len().max(1));
 
     let next = AtomicUsize::new(0);

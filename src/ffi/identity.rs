@@ -202,7 +202,7 @@ pub struct mbr_identity_values {
 
 /// # Safety
 /// A non-NULL `value.ptr` points to `value.len` readable bytes alive for `'a`.
-unsafe fn text<'a>(value: mbr_str, field: &'static str) -> Result<&'a str, Error> {
+pub(crate) unsafe fn text<'a>(value: mbr_str, field: &'static str) -> Result<&'a str, Error> {
     // SAFETY: forwarded from the caller.
     let bytes = unsafe { input(value.ptr.cast(), value.len, field)? };
     core::str::from_utf8(bytes).map_err(|_| invalid(field, "string is not UTF-8"))
@@ -365,17 +365,24 @@ pub unsafe extern "C" fn mbr_identity_string(
         // SAFETY: the caller passes a valid identity and `capacity` writable bytes.
         let (value, buf) =
             unsafe { (string_field(identity_ref(identity)?, field)?, output(buf.cast(), capacity, "buf")?) };
-        let needed = value.decoded_len() + 1;
-        let (text, nul) = match buf.get_mut(..needed) {
-            Some(target) => target.split_at_mut(needed - 1),
-            None => return Err(Error::buffer_too_small(needed as u64).in_field("buf")),
-        };
-        let written = value.unescape_into(text).map_err(|n| Error::buffer_too_small(n as u64 + 1))?.len();
-        nul.fill(0);
+        let written = copy_decoded(&value, buf)?;
         // SAFETY: `out_len` is non-NULL and writable.
         unsafe { put(out_len, written) };
         Ok(())
     })
+}
+
+/// Copy the decoded value of `value` and a NUL into `buf`; returns the length without
+/// the NUL, or `buffer_too_small` (length + 1) with `buf` untouched.
+pub(crate) fn copy_decoded(value: &JsonStr<'_>, buf: &mut [u8]) -> Result<usize, Error> {
+    let needed = value.decoded_len() + 1;
+    let (text, nul) = match buf.get_mut(..needed) {
+        Some(target) => target.split_at_mut(needed - 1),
+        None => return Err(Error::buffer_too_small(needed as u64).in_field("buf")),
+    };
+    let written = value.unescape_into(text).map_err(|n| Error::buffer_too_small(n as u64 + 1))?.len();
+    nul.fill(0);
+    Ok(written)
 }
 
 /// A range field (`MBR_FIELD_LAYER_RANGE`, `MBR_FIELD_HEAD_RANGE`, `MBR_FIELD_TOKEN_SPAN`).

@@ -2,7 +2,9 @@
 //!
 //! One file per concept: [`status`] (codes, names, error details), [`identity`],
 //! [`frame`] (parsing into views), [`digest`], [`writer`] (one-shot, `writev` and
-//! chunked), [`stream`] (the streaming verifier), [`version`]. This file holds the
+//! chunked), [`stream`] (the streaming verifier), [`envelope`] (the JSON envelope and
+//! the compatibility hash), [`hlc`], [`migrate`] (legacy frames and envelopes to v5),
+//! [`version`]. This file holds the
 //! conventions every entry point follows (rustls-ffi style):
 //!
 //! * the return value is a `uint32_t` status: `0` (`MBR_OK`), a SPEC §8 code, a usage
@@ -21,8 +23,11 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod digest;
+pub mod envelope;
 pub mod frame;
+pub mod hlc;
 pub mod identity;
+pub mod migrate;
 pub mod status;
 pub mod stream;
 pub mod version;

@@ -25,6 +25,35 @@ pub enum StreamStatus {
     },
 }
 
+/// Input to the verifier: bytes, or a count of bytes whose content does not matter at
+/// the level being verified (see [`StreamVerifier::skip`]).
+#[derive(Clone, Copy, Debug)]
+enum Chunk<'c> {
+    Bytes(&'c [u8]),
+    Skipped(u64),
+}
+
+impl<'c> Chunk<'c> {
+    fn len(&self) -> u64 {
+        match self {
+            Chunk::Bytes(bytes) => bytes.len() as u64,
+            Chunk::Skipped(n) => *n,
+        }
+    }
+
+    /// The first `n` (at most `len`) bytes and the rest.
+    fn split(self, n: u64) -> (Chunk<'c>, Chunk<'c>) {
+        match self {
+            Chunk::Bytes(bytes) => {
+                let at = usize::try_from(n).unwrap_or(usize::MAX).min(bytes.len());
+                let (head, tail) = bytes.split_at_checked(at).unwrap_or((bytes, &[]));
+                (Chunk::Bytes(head), Chunk::Bytes(tail))
+            }
+            Chunk::Skipped(total) => (Chunk::Skipped(total.min(n)), Chunk::Skipped(total.saturating_sub(n))),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     /// Bytes 0..22+L: header, identity, payload length.
@@ -150,44 +179,82 @@ impl<'b> StreamVerifier<'b> {
         self.received
     }
 
+    /// Whether the head (header, identity, payload length) is in and verified, so what
+    /// follows is payload: from here [`skip`](Self::skip) works below the trailer level.
+    pub fn head_complete(&self) -> bool {
+        self.stage != Stage::Head
+    }
+
     /// Feed the next chunk (any size, including empty).
     pub fn feed(&mut self, chunk: &[u8]) -> Result<StreamStatus, Error> {
         if let Some(err) = self.failed {
             return Err(err);
         }
-        let result = self.consume(chunk);
+        let result = self.consume(Chunk::Bytes(chunk));
         if let Err(err) = result {
             self.failed = Some(err);
         }
         result
     }
 
-    fn consume(&mut self, chunk: &[u8]) -> Result<StreamStatus, Error> {
-        let mut used = 0usize;
+    /// Account for the next `n` bytes without reading them, where their content does
+    /// not matter: at the layout and identity levels, past the head (payload, trailer
+    /// and — in exact mode, an error — anything after). The verdict is the one `feed`
+    /// would give for any bytes there, so a file verifier can read just the head and
+    /// pass the rest of the file's length here. Before the head is complete, or at the
+    /// trailer level and above, this is `invalid_state`.
+    ///
+    /// ```
+    /// use membrane_frame::{StreamVerifier, StreamStatus, ReadOptions, ParseMode, VerifyLevel};
+    /// # let frame = membrane_frame::example_frame();
+    /// let mut identity = [0u8; 4096];
+    /// let options = ReadOptions::new().level(VerifyLevel::Identity);
+    /// let mut verifier = StreamVerifier::new(options, ParseMode::Exact, &mut identity);
+    /// let head_len = frame.len() - 5 - 8; // all but the payload and the trailer
+    /// verifier.feed(&frame[..head_len])?;
+    /// assert_eq!(verifier.skip(13)?, StreamStatus::Complete { consumed: 13 });
+    /// assert!(verifier.finish().is_ok());
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn skip(&mut self, n: u64) -> Result<StreamStatus, Error> {
+        if let Some(err) = self.failed {
+            return Err(err);
+        }
+        if self.options.level >= VerifyLevel::Trailer || (self.stage == Stage::Head && self.head_remaining() > 0) {
+            return Err(Error::new(ErrorCode::InvalidState, "only bytes past the head can be skipped, below the trailer level"));
+        }
+        let result = self.consume(Chunk::Skipped(n));
+        if let Err(err) = result {
+            self.failed = Some(err);
+        }
+        result
+    }
+
+    fn consume(&mut self, chunk: Chunk<'_>) -> Result<StreamStatus, Error> {
+        let mut rest = chunk;
         loop {
-            let rest = chunk.get(used..).unwrap_or(&[]);
             let needed = match self.stage {
                 Stage::Head => self.head_remaining(),
                 Stage::Payload => self.payload_len - self.payload_seen,
                 Stage::Trailer => (8 - self.trailer_seen) as u64,
                 Stage::Complete => {
-                    if self.mode == ParseMode::Exact && !rest.is_empty() {
+                    if self.mode == ParseMode::Exact && rest.len() > 0 {
                         return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(self.received));
                     }
-                    return Ok(StreamStatus::Complete { consumed: used });
+                    let consumed = chunk.len() - rest.len();
+                    return Ok(StreamStatus::Complete { consumed: usize::try_from(consumed).unwrap_or(usize::MAX) });
                 }
             };
             if needed == 0 {
                 self.advance()?;
                 continue;
             }
-            if rest.is_empty() {
+            if rest.len() == 0 {
                 return Ok(StreamStatus::NeedMore(self.total_remaining()));
             }
-            let take = rest.len().min(usize::try_from(needed).unwrap_or(usize::MAX));
-            let part = rest.get(..take).unwrap_or(rest);
+            let (part, tail) = rest.split(needed);
             self.absorb(part)?;
-            used += take;
+            rest = tail;
         }
     }
 
@@ -207,30 +274,37 @@ impl<'b> StreamVerifier<'b> {
         }
     }
 
-    fn absorb(&mut self, part: &[u8]) -> Result<(), Error> {
-        match self.stage {
-            Stage::Head => {
-                for &byte in part {
+    fn absorb(&mut self, part: Chunk<'_>) -> Result<(), Error> {
+        match (self.stage, part) {
+            (Stage::Head, Chunk::Bytes(bytes)) => {
+                for &byte in bytes {
                     self.head_byte(byte)?;
                     self.received += 1;
                 }
                 return Ok(());
             }
-            Stage::Payload => {
-                if let Some(hasher) = self.hasher.as_mut() {
-                    hasher.update(part);
-                }
-                self.payload_seen += part.len() as u64;
+            // `skip` refuses the head and the hashing levels, so this is never reached.
+            (Stage::Head, Chunk::Skipped(_)) => {
+                return Err(Error::new(ErrorCode::InvalidState, "the head cannot be skipped"));
             }
-            Stage::Trailer => {
-                if let Some(slot) = self.trailer.get_mut(self.trailer_seen..self.trailer_seen + part.len()) {
-                    slot.copy_from_slice(part);
+            (Stage::Payload, chunk) => {
+                if let (Some(hasher), Chunk::Bytes(bytes)) = (self.hasher.as_mut(), chunk) {
+                    hasher.update(bytes);
                 }
-                self.trailer_seen += part.len();
+                self.payload_seen += chunk.len();
             }
-            Stage::Complete => {}
+            (Stage::Trailer, chunk) => {
+                let len = usize::try_from(chunk.len()).unwrap_or(8);
+                if let (Some(slot), Chunk::Bytes(bytes)) =
+                    (self.trailer.get_mut(self.trailer_seen..self.trailer_seen + len), chunk)
+                {
+                    slot.copy_from_slice(bytes);
+                }
+                self.trailer_seen += len;
+            }
+            (Stage::Complete, _) => {}
         }
-        self.received += part.len() as u64;
+        self.received += part.len();
         Ok(())
     }
 

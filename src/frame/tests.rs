@@ -172,3 +172,35 @@ fn chunked_writer_sends_the_head_in_one_write_and_stops_after_a_sink_failure() {
     assert!(matches!(writer.write_payload(b"o"), Err(WriteError::Frame(e)) if e.code() == ErrorCode::InvalidState));
     assert!(matches!(writer.finish(), Err(WriteError::Frame(e)) if e.code() == ErrorCode::InvalidState));
 }
+
+#[test]
+fn skipping_past_the_head_gives_the_same_verdict_as_feeding() {
+    let bytes = frame();
+    let head_len = bytes.len() - 5 - 8;
+    for level in [VerifyLevel::Layout, VerifyLevel::Identity] {
+        for (extra, truncate) in [(0usize, 0usize), (3, 0), (0, 4), (0, 13)] {
+            let total = (bytes.len() + extra - truncate) as u64;
+            let mut identity = [0u8; 512];
+            let mut fed = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+            let mut all = bytes.clone();
+            all.resize(total as usize, 0);
+            let fed_verdict = fed.feed(&all).and_then(|_| fed.finish().map(|f| f.payload_len())).map_err(|e| e.code());
+            let mut identity = [0u8; 512];
+            let mut skipped = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+            skipped.feed(&bytes[..head_len]).unwrap();
+            let skipped_verdict = skipped
+                .skip(total - head_len as u64)
+                .and_then(|_| skipped.finish().map(|f| f.payload_len()))
+                .map_err(|e| e.code());
+            assert_eq!(skipped_verdict, fed_verdict, "{level:?} +{extra} -{truncate}");
+        }
+    }
+    let mut identity = [0u8; 512];
+    let mut hashing = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut identity);
+    hashing.feed(&bytes[..head_len]).unwrap();
+    assert_eq!(hashing.skip(5).unwrap_err().code(), ErrorCode::InvalidState);
+    let mut identity = [0u8; 512];
+    let mut early = StreamVerifier::new(ReadOptions::new().level(VerifyLevel::Layout), ParseMode::Exact, &mut identity);
+    early.feed(&bytes[..10]).unwrap();
+    assert_eq!(early.skip(5).unwrap_err().code(), ErrorCode::InvalidState);
+}

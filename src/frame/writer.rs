@@ -83,8 +83,12 @@ impl<'i, 'a> FrameEncoder<'i, 'a> {
         sink.write_bytes(&self.payload_len.to_le_bytes())
     }
 
-    /// Write the head into `out`; returns its length, or `buffer_too_small`.
+    /// Write the head into `out`; returns its length, or `buffer_too_small` (with
+    /// `out` untouched).
     pub fn write_head(&self, out: &mut [u8]) -> Result<usize, Error> {
+        let Some(out) = out.get_mut(..self.head_len()) else {
+            return Err(Error::buffer_too_small(self.head_len() as u64));
+        };
         let mut sink = SliceSink::new(out);
         self.write_head_to(&mut sink).map_err(|_| Error::buffer_too_small(self.head_len() as u64))?;
         Ok(sink.len())

@@ -135,9 +135,12 @@ impl PayloadIdentity<'_> {
     }
 
     /// Write the canonical serialisation into `out`; returns the length written, or
-    /// `buffer_too_small` with the length needed.
+    /// `buffer_too_small` with the length needed (and `out` untouched).
     pub fn write_canonical_into(&self, out: &mut [u8]) -> Result<usize, Error> {
         let needed = self.canonical_len();
+        let Some(out) = out.get_mut(..needed) else {
+            return Err(Error::buffer_too_small(needed as u64));
+        };
         let mut sink = SliceSink::new(out);
         self.write_canonical(&mut sink).map_err(|_| Error::buffer_too_small(needed as u64))?;
         Ok(sink.len())

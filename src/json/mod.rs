@@ -10,6 +10,7 @@
 
 mod error;
 mod escape;
+mod float;
 pub(crate) mod keys;
 mod number;
 mod reader;

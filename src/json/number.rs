@@ -63,11 +63,13 @@ impl<'a> JsonNumber<'a> {
         Some(value)
     }
 
-    /// The nearest `f64`, correctly rounded. Always finite: the reader rejects numbers
-    /// beyond the `f64` range.
+    /// The nearest `f64`, correctly rounded (ties to even), the same value as
+    /// `str::parse::<f64>` gives. Always finite: the reader rejects numbers beyond the
+    /// `f64` range.
     pub fn as_f64(&self) -> f64 {
-        // The JSON number grammar is a subset of Rust's float grammar.
-        self.raw.parse::<f64>().unwrap_or(f64::NAN)
+        // Not `str::parse`: core's float parser has panic paths the optimiser keeps
+        // (see `float.rs`); this conversion has none.
+        super::float::parse_f64(self.raw)
     }
 }
 
@@ -120,8 +122,11 @@ pub(crate) fn scan_number(source: &str, start: usize) -> Result<(JsonNumber<'_>,
     let raw = source.get(start..pos).unwrap_or("");
     let number = JsonNumber { raw, is_integer };
     // A number beyond the f64 range (`1e999`) has no nearest f64; mainstream strict
-    // parsers reject it, and so do we. Short integer tokens can never get there.
-    if (!is_integer || raw.len() > 300) && !number.as_f64().is_finite() {
+    // parsers reject it, and so do we. Without an exponent, a token with at most 308
+    // digits before its point is below 10^308 and need not be converted to know it.
+    let has_exponent = raw.bytes().any(|b| b == b'e' || b == b'E');
+    let int_digits = raw.bytes().take_while(|&b| b != b'.').filter(u8::is_ascii_digit).count();
+    if (has_exponent || int_digits > 308) && !number.as_f64().is_finite() {
         return malformed(start);
     }
     Ok((number, pos))

@@ -1,0 +1,31 @@
+//! Identity JSON (SPEC §2): whatever parses re-serialises canonically, the canonical
+//! text parses to the same values with the same fingerprint, and the reader's
+//! "stored text is canonical" flag is true exactly when the text is the canonical form.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use membrane_frame::PayloadIdentity;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(identity) = PayloadIdentity::parse(data) else { return };
+    let mut canonical = vec![0u8; identity.canonical_len()];
+    let written = identity.write_canonical_into(&mut canonical).expect("canonical_len is enough");
+    assert_eq!(written, canonical.len());
+    assert_eq!(identity.is_canonical(), canonical == data, "canonical flag");
+    let again = PayloadIdentity::parse(&canonical).expect("canonical form re-reads");
+    assert!(again.is_canonical());
+    assert_eq!(again.fingerprint(), identity.fingerprint());
+    assert_eq!(
+        (again.layer_range(), again.head_range(), again.token_span(), again.dtype(), again.shape()),
+        (identity.layer_range(), identity.head_range(), identity.token_span(), identity.dtype(), identity.shape())
+    );
+    assert!(again.payload_hash().eq_decoded(&identity.payload_hash()));
+    assert!(again.model_id().eq_decoded(&identity.model_id()));
+    assert!(again.tokenizer_revision().eq_decoded(&identity.tokenizer_revision()));
+    let mut declared = Vec::new();
+    let _ = identity.tensor_bytes();
+    let mut sink = membrane_frame::CountingSink(0);
+    let _ = identity.write_declaration_order(&mut sink);
+    declared.resize(sink.0 as usize, 0);
+    let _ = identity.fingerprint_compat();
+});

@@ -1,0 +1,86 @@
+//! Writer → reader: any identity the builder accepts, with any payload, is written by
+//! every writer (one buffer, head + trailer for writev, chunked) to the same bytes, and
+//! the reader accepts them at the full level with the same identity and payload.
+#![no_main]
+
+use libfuzzer_sys::arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use membrane_frame::{
+    encode_frame, ChunkedFrameWriter, Dtype, Frame, FrameEncoder, IdentityValues, InclusiveRange, ReadOptions,
+    Sha256Digest, SliceSink, VerifyLevel,
+};
+
+fn range(u: &mut Unstructured<'_>) -> Result<InclusiveRange> {
+    Ok(InclusiveRange::new(u.arbitrary()?, u.arbitrary()?))
+}
+
+fn run(u: &mut Unstructured<'_>) -> Result<()> {
+    let strings: [&str; 4] = [u.arbitrary()?, u.arbitrary()?, u.arbitrary()?, u.arbitrary()?];
+    let own_hash: bool = u.arbitrary()?;
+    let fuzzer_hash: &str = u.arbitrary()?;
+    let (layer, head, span) = (range(u)?, range(u)?, range(u)?);
+    let head = if u.arbitrary()? { InclusiveRange::ALL_HEADS } else { head };
+    let dtype = *u.choose(Dtype::ALL)?;
+    let dims = u.int_in_range(0..=17)?;
+    let mut shape = Vec::with_capacity(dims);
+    for _ in 0..dims {
+        shape.push(u.arbitrary::<i64>()?);
+    }
+    let chunk = u.int_in_range(1..=64usize)?;
+    let payload: &[u8] = u.arbitrary()?;
+    let hex = Sha256Digest::of(payload).to_hex();
+    let values = IdentityValues {
+        payload_hash: if own_hash { hex.as_str() } else { fuzzer_hash },
+        model_id: strings[0],
+        model_revision: strings[1],
+        tokenizer_name: strings[2],
+        tokenizer_revision: strings[3],
+        layer_range: layer,
+        head_range: head,
+        token_span: span,
+        dtype,
+        shape: &shape,
+    };
+    let Ok(identity) = values.build() else { return Ok(()) };
+    let Ok(encoder) = FrameEncoder::new(&identity, payload.len() as u64) else { return Ok(()) };
+
+    let mut one = vec![0u8; encoder.frame_len() as usize];
+    let len = encode_frame(&identity, payload, &mut one).expect("frame_len is enough");
+    assert_eq!(len, one.len());
+
+    let mut head_buf = vec![0u8; encoder.head_len()];
+    assert_eq!(encoder.write_head(&mut head_buf).expect("head_len is enough"), head_buf.len());
+    let writev = [head_buf.as_slice(), payload, &Sha256Digest::of(payload).trailer()].concat();
+    assert_eq!(writev, one);
+
+    let mut chunked = vec![0u8; one.len()];
+    let mut writer = ChunkedFrameWriter::begin(&identity, payload.len() as u64, SliceSink::new(&mut chunked))
+        .expect("chunked head");
+    for part in payload.chunks(chunk) {
+        writer.write_payload(part).expect("chunk");
+    }
+    let (outcome, _) = writer.finish().expect("chunked finish");
+    assert_eq!(outcome.payload_hash_matches, values.payload_hash == hex.as_str());
+    assert_eq!(chunked, one);
+
+    let full = Frame::parse_exact(&one, &ReadOptions::new().level(VerifyLevel::Full));
+    let trailer = Frame::parse_exact(&one, &ReadOptions::new()).expect("the writer's frame is read back");
+    if values.payload_hash == hex.as_str() {
+        let full = full.expect("a frame with its own payload_hash passes the full level");
+        assert_eq!((full.identity(), full.payload()), (trailer.identity(), trailer.payload()));
+    } else {
+        assert_eq!(full.map_err(|e| e.code()).err(), Some(membrane_frame::ErrorCode::PayloadHashMismatch));
+    }
+    assert_eq!(trailer.payload(), payload);
+    let read = trailer.identity().expect("identity at trailer level");
+    assert!(read.is_canonical());
+    assert_eq!(read.fingerprint(), identity.fingerprint());
+    assert_eq!(read.shape(), identity.shape());
+    assert_eq!((read.layer_range(), read.head_range(), read.token_span()), (layer, head, span));
+    assert!(read.model_id().eq_str(strings[0]) && read.tokenizer_revision().eq_str(strings[3]));
+    Ok(())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let _ = run(&mut Unstructured::new(data));
+});

@@ -1,0 +1,179 @@
+//! Proof that the frame, identity, envelope, JSON, snapshot and tombstone read/verify
+//! paths cannot panic.
+//!
+//! This program reads bytes from standard input and runs them through every reader and
+//! verifier of those paths, with levels, modes, limits and chunk sizes taken from the
+//! input, so the optimiser knows nothing about the data. Its panic handler calls
+//! `membrane_frame_panic_is_reachable`, which no library defines: after LTO removes the
+//! code that cannot run, any panic left reachable (a bounds check, an `unwrap`, an
+//! overflow check, core's float parser, …) is a call to that missing symbol and the
+//! link fails. A successful build is the proof; running it is a smoke test.
+//!
+//! Scope: exactly the functions called below (see docs/reliability.md).
+#![no_std]
+#![no_main]
+
+use core::hint::black_box;
+use membrane_frame::json::{self, Event, Limits, Reader};
+use membrane_frame::snapshot::Snapshot;
+use membrane_frame::tombstone::{GossipMap, OpDelete, OpTombstone};
+use membrane_frame::{
+    FragmentMessage, Frame, ParseMode, PayloadIdentity, ReadOptions, StreamStatus, StreamVerifier, VerifyLevel,
+};
+
+#[link(name = "c")]
+extern "C" {
+    fn read(fd: i32, buf: *mut u8, count: usize) -> isize;
+}
+
+extern "C" {
+    /// Defined nowhere, on purpose.
+    fn membrane_frame_panic_is_reachable() -> !;
+}
+
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
+    // SAFETY: never linked; a build that needs this call fails, which is the point.
+    unsafe { membrane_frame_panic_is_reachable() }
+}
+
+const INPUT: usize = 1 << 20;
+
+/// Everything an identity view offers to a reader, folded into a number.
+fn use_identity(identity: &PayloadIdentity<'_>) -> u64 {
+    let mut acc = identity.shape().len() as u64;
+    acc ^= identity.layer_range().start as u64 ^ identity.head_range().end as u64 ^ identity.token_span().end as u64;
+    acc ^= identity.dtype().bits() as u64;
+    acc ^= identity.payload_hash().decoded_len() as u64 ^ identity.model_id().char_count() as u64;
+    acc ^= identity.is_canonical() as u64;
+    acc ^= u64::from(identity.fingerprint().as_bytes()[0]);
+    acc
+}
+
+fn frames(data: &[u8], config: u8) -> u64 {
+    let mut acc = 0;
+    let options = ReadOptions::new()
+        .level(VerifyLevel::from_number(u32::from(config & 3)).unwrap_or_default())
+        .identity_limit(u32::from(config) << 10)
+        .max_depth(u32::from(config >> 4));
+    for mode in [ParseMode::Exact, ParseMode::Prefix] {
+        match Frame::parse_mode(data, &options, mode) {
+            Ok((frame, rest)) => {
+                acc += frame.payload().len() as u64 + rest.len() as u64 + frame.identity_json().len() as u64;
+                acc ^= u64::from_le_bytes(frame.trailer());
+                acc ^= u64::from(frame.header().identity_len.get());
+                if let Some(identity) = frame.identity() {
+                    acc ^= use_identity(identity);
+                }
+            }
+            Err(err) => acc ^= u64::from(err.code().number()) ^ err.offset().unwrap_or(0),
+        }
+    }
+    acc
+}
+
+fn stream(data: &[u8], config: u8, chunk: usize) -> u64 {
+    let mut identity = [0u8; 4096];
+    let options = ReadOptions::new().level(VerifyLevel::from_number(u32::from(config & 3)).unwrap_or_default());
+    let mode = if config & 4 == 0 { ParseMode::Exact } else { ParseMode::Prefix };
+    let mut verifier = StreamVerifier::new(options, mode, &mut identity);
+    for part in data.chunks(chunk.max(1)) {
+        match verifier.feed(part) {
+            Ok(StreamStatus::NeedMore(n)) => black_box(n),
+            Ok(StreamStatus::Complete { consumed }) => black_box(consumed as u64),
+            Err(err) => return u64::from(err.code().number()),
+        };
+    }
+    match verifier.finish() {
+        Ok(frame) => frame.frame_len() ^ frame.identity().map_or(0, use_identity),
+        Err(err) => u64::from(err.code().number()),
+    }
+}
+
+fn texts(data: &[u8], config: u8) -> u64 {
+    let limits = Limits { max_depth: u32::from(config) };
+    let mut acc = 0;
+    match PayloadIdentity::parse_with(data, limits) {
+        Ok(identity) => acc ^= use_identity(&identity),
+        Err(err) => acc ^= u64::from(err.code().number()),
+    }
+    match FragmentMessage::parse_with(data, limits) {
+        Ok(message) => {
+            acc ^= message.payload_size() ^ message.version_id() ^ message.ttl().to_bits();
+            acc ^= message.reuse_score().to_bits() ^ message.hlc().0;
+            acc ^= message.tenant_id().char_count() as u64 ^ use_identity(message.identity());
+            acc ^= message.fingerprint_compat().map_or(0, |d| u64::from(d.as_bytes()[1]));
+            acc ^= message.payload_ref().map_or(1, |r| r.decoded_len() as u64);
+            acc ^= message.consistency() as u64;
+        }
+        Err(err) => acc ^= u64::from(err.code().number()),
+    }
+    acc ^= json::validate(data, limits).is_ok() as u64;
+    match Snapshot::parse_with(data, limits) {
+        Ok(s) => {
+            acc ^= s.cluster_epoch() ^ s.captured_at().to_bits() ^ s.request_count() ^ s.error_count();
+            for member in s.membership().iter() {
+                acc = acc.wrapping_mul(31) ^ u64::from(member.port) ^ member.node_id.char_count() as u64;
+                acc ^= member.missed_heartbeats.unwrap_or(0) ^ member.cluster_epoch.unwrap_or(0);
+            }
+            for (hash, node) in s.primary_map().iter() {
+                acc = acc.wrapping_mul(31) ^ hash.decoded_len() as u64 ^ node.decoded_len() as u64;
+            }
+            for (hash, nodes) in s.replica_map().iter() {
+                acc = acc.wrapping_mul(31) ^ hash.decoded_len() as u64;
+                for node in nodes.iter() {
+                    acc ^= node.char_count() as u64;
+                }
+            }
+        }
+        Err(err) => acc ^= u64::from(err.code().number()),
+    }
+    match GossipMap::parse_with(data, limits) {
+        Ok(m) => {
+            for (hash, until) in m.iter() {
+                acc = acc.wrapping_mul(31) ^ hash.decoded_len() as u64 ^ until.to_bits();
+            }
+        }
+        Err(err) => acc ^= u64::from(err.code().number()),
+    }
+    match OpTombstone::parse_with(data, limits) {
+        Ok(m) => acc ^= m.until().to_bits(),
+        Err(err) => acc ^= u64::from(err.code().number()),
+    }
+    match OpDelete::parse_with(data, limits) {
+        Ok(m) => acc ^= m.tombstone_until().map_or(0, f64::to_bits),
+        Err(err) => acc ^= u64::from(err.code().number()),
+    }
+    let mut reader: Reader = Reader::new(data, limits);
+    while let Ok(Some(event)) = reader.next_event() {
+        acc = acc.wrapping_mul(31)
+            ^ match event {
+                Event::Number(n) => n.as_f64().to_bits() ^ n.as_i64().unwrap_or(0) as u64 ^ n.as_u64().unwrap_or(0),
+                Event::Str(s) | Event::Key(s) => s.decoded_len() as u64,
+                _ => 1,
+            };
+    }
+    acc
+}
+
+#[no_mangle]
+pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
+    let mut buf = [0u8; INPUT];
+    let mut len = 0usize;
+    loop {
+        let Some(free) = buf.get_mut(len..) else { break };
+        if free.is_empty() {
+            break;
+        }
+        // SAFETY: `free` is a valid, writable buffer of `free.len()` bytes.
+        let n = unsafe { read(0, free.as_mut_ptr(), free.len()) };
+        if n <= 0 {
+            break;
+        }
+        len += n as usize;
+    }
+    let input = buf.get(..len).unwrap_or(&[]);
+    let (config, data) = input.split_first().map_or((0, input), |(c, d)| (*c, d));
+    let acc = frames(data, config) ^ stream(data, config, usize::from(config) + 1) ^ texts(data, config);
+    (black_box(acc) & 0x3F) as i32
+}

@@ -1,0 +1,520 @@
+//! Decimal → `f64` for JSON number tokens: correctly rounded (ties to even), like
+//! `str::parse::<f64>`, but with no panic path.
+//!
+//! Why not `str::parse`: core's `dec2flt` keeps bounds checks and `unwrap`s that the
+//! optimiser cannot remove, so every reader that converts a float could reach a panic in
+//! the compiled code, and the crate's panic-freedom proof (`panic-check/`) fails to
+//! link. This module uses no indexing, no `unwrap`, no unchecked shifts and no division
+//! by a value that could be zero; the equality with `str::parse::<f64>` is tested on
+//! millions of generated tokens, hard cases included (`tests/float_parse.rs`).
+//!
+//! The method, for a token whose significant digits form the integer `D` (at most 800 of
+//! them, plus a sticky `1` digit standing for any non-zero digits beyond) and whose
+//! value is `D × 10^e`:
+//! * Fast path (Clinger): `D <= 2^53` and `|e| <= 22` (or `D × 10^(e-22)` still exact):
+//!   one IEEE multiplication or division of two exact values, hence correctly rounded.
+//! * Otherwise exactly, with fixed-size big integers (`2^e` factored out of `10^e`):
+//!   `e >= 0`: the top 64 bits of `D × 5^e` and whether any bit below is set;
+//!   `e < 0`: 64–65 quotient bits of `D·2^k / 5^-e` and whether the remainder is 0.
+//!   Those bits, a sticky flag and a binary exponent are rounded once, to nearest even,
+//!   into a normal or subnormal `f64` (or to infinity).
+//!
+//! Truncating to 800 digits plus a sticky digit is exact for rounding: every midpoint
+//! between two neighbouring doubles has at most 767 significant decimal digits, so no
+//! midpoint lies strictly between the truncated value and the true one.
+
+use core::cmp::Ordering;
+
+/// Significant digits kept; the rest only set the sticky digit (see the module docs).
+const MAX_DIGITS: usize = 800;
+
+/// Limbs of a big integer. The largest value ever formed is below 2^2680: `D < 10^801`,
+/// `5^m` with `m <= 324 + 801` (else the value underflows), and the dividend
+/// `D·2^k` or `5^m·2^64` with 64 bits more than the divisor.
+const LIMBS: usize = 44;
+
+/// `10^0 ..= 10^22`: every one of them is exactly representable as an `f64`.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+    1e21, 1e22,
+];
+
+/// `5^27`, the largest power of five in a `u64`.
+const POW5_27: u64 = 7_450_580_596_923_828_125;
+
+/// A fixed-capacity unsigned big integer, little-endian limbs. Operations that would
+/// need more than [`LIMBS`] limbs set `overflow` instead of panicking; the bounds in the
+/// module docs show they never do for the values formed here.
+#[derive(Clone, Copy)]
+struct Big {
+    limbs: [u64; LIMBS],
+    len: usize,
+    overflow: bool,
+}
+
+impl Big {
+    fn from_u64(value: u64) -> Big {
+        let mut big = Big { limbs: [0; LIMBS], len: 0, overflow: false };
+        if value != 0 {
+            big.push(value);
+        }
+        big
+    }
+
+    fn used(&self) -> &[u64] {
+        self.limbs.get(..self.len).unwrap_or(&[])
+    }
+
+    fn push(&mut self, limb: u64) {
+        match self.limbs.get_mut(self.len) {
+            Some(slot) => {
+                *slot = limb;
+                self.len += 1;
+            }
+            None => self.overflow = true,
+        }
+    }
+
+    /// `self = self * factor + addend`.
+    fn mul_add_small(&mut self, factor: u64, addend: u64) {
+        let mut carry = addend;
+        for limb in self.limbs.iter_mut().take(self.len) {
+            let wide = u128::from(*limb) * u128::from(factor) + u128::from(carry);
+            *limb = wide as u64;
+            carry = (wide >> 64) as u64;
+        }
+        if carry != 0 {
+            self.push(carry);
+        }
+    }
+
+    /// `self *= 5^exp`.
+    fn mul_pow5(&mut self, mut exp: u64) {
+        while exp >= 27 {
+            self.mul_add_small(POW5_27, 0);
+            exp -= 27;
+        }
+        let mut rest = 1u64;
+        for _ in 0..exp {
+            rest *= 5;
+        }
+        self.mul_add_small(rest, 0);
+    }
+
+    /// `self <<= bits`.
+    fn shl(&mut self, bits: u64) {
+        if self.len == 0 {
+            return;
+        }
+        let limb_shift = usize::try_from(bits / 64).unwrap_or(usize::MAX);
+        let bit_shift = (bits % 64) as u32;
+        let new_len = match self.len.checked_add(limb_shift).filter(|&n| n < LIMBS) {
+            Some(n) => n + 1,
+            None => {
+                self.overflow = true;
+                return;
+            }
+        };
+        // From the top down, so no limb is overwritten before it is read.
+        for i in (0..new_len).rev() {
+            let source = |j: Option<usize>| j.and_then(|j| self.used().get(j)).copied().unwrap_or(0);
+            let high = source(i.checked_sub(limb_shift));
+            let low = source(i.checked_sub(limb_shift + 1));
+            let value = if bit_shift == 0 { high } else { (high << bit_shift) | (low >> (64 - bit_shift)) };
+            if let Some(slot) = self.limbs.get_mut(i) {
+                *slot = value;
+            }
+        }
+        self.len = new_len;
+        self.trim();
+    }
+
+    /// `self >>= 1`.
+    fn shr1(&mut self) {
+        let mut carry = 0u64;
+        for limb in self.limbs.iter_mut().take(self.len).rev() {
+            let next = *limb << 63;
+            *limb = (*limb >> 1) | carry;
+            carry = next;
+        }
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        while self.len > 0 && self.used().last() == Some(&0) {
+            self.len -= 1;
+        }
+    }
+
+    fn bit_len(&self) -> u64 {
+        match self.used().last() {
+            Some(&top) => (self.len as u64 - 1) * 64 + u64::from(64 - top.leading_zeros()),
+            None => 0,
+        }
+    }
+
+    fn cmp(&self, other: &Big) -> Ordering {
+        self.len.cmp(&other.len).then_with(|| self.used().iter().rev().cmp(other.used().iter().rev()))
+    }
+
+    /// `self -= other`, for `self >= other`.
+    fn sub(&mut self, other: &Big) {
+        let mut borrow = false;
+        for (i, limb) in self.limbs.iter_mut().enumerate().take(self.len) {
+            let rhs = other.used().get(i).copied().unwrap_or(0);
+            let (diff, b1) = limb.overflowing_sub(rhs);
+            let (diff, b2) = diff.overflowing_sub(u64::from(borrow));
+            *limb = diff;
+            borrow = b1 || b2;
+        }
+        self.trim();
+    }
+
+    /// The value as a `u128`, if it fits.
+    fn to_u128(self) -> Option<u128> {
+        match self.used() {
+            [] => Some(0),
+            [low] => Some(u128::from(*low)),
+            [low, high] => Some(u128::from(*low) | (u128::from(*high) << 64)),
+            _ => None,
+        }
+    }
+
+    /// The top 64 bits `t` (top bit set), the exponent `x` and whether any bit below
+    /// them is set: `self = (t + ε) × 2^x`. For a non-zero value.
+    fn top64(&self) -> (u64, i64, bool) {
+        let bits = self.bit_len();
+        let limb = |i: u64| usize::try_from(i).ok().and_then(|i| self.used().get(i)).copied().unwrap_or(0);
+        if bits <= 64 {
+            let value = limb(0);
+            let shift = 64 - bits;
+            return (value.checked_shl(shift as u32).unwrap_or(0), -(shift as i64), false);
+        }
+        let shift = bits - 64;
+        let (index, offset) = (shift / 64, (shift % 64) as u32);
+        let low = limb(index);
+        let top = if offset == 0 { low } else { (low >> offset) | (limb(index + 1) << (64 - offset)) };
+        let below_mask = if offset == 0 { 0 } else { (1u64 << offset) - 1 };
+        let sticky = low & below_mask != 0 || self.used().iter().take(index as usize).any(|&l| l != 0);
+        (top, shift as i64, sticky)
+    }
+}
+
+/// `floor(a / b)` (less than 2^65 here) and whether the remainder is non-zero.
+fn divide(mut a: Big, b: &Big) -> (u128, bool) {
+    if let (Some(x), Some(y)) = (a.to_u128(), b.to_u128()) {
+        let q = x.checked_div(y).unwrap_or(0);
+        return (q, x.checked_rem(y).unwrap_or(0) != 0);
+    }
+    // Binary long division: a quotient of at most 65 bits needs at most 65 steps.
+    let steps = a.bit_len().saturating_sub(b.bit_len()).min(100);
+    let mut shifted = *b;
+    shifted.shl(steps);
+    let mut q = 0u128;
+    for i in (0..=steps).rev() {
+        if a.cmp(&shifted) != Ordering::Less {
+            a.sub(&shifted);
+            q |= 1u128.checked_shl(i as u32).unwrap_or(0);
+        }
+        shifted.shr1();
+    }
+    (q, a.len != 0)
+}
+
+/// Round `(mant + ε) × 2^exp2` (`mant` with its top bit set; `0 <= ε < 1`, `ε > 0` iff
+/// `sticky`) to the nearest `f64`, ties to even. `None` when that is infinite.
+fn round(mant: u64, exp2: i64, sticky: bool) -> Option<f64> {
+    // The value lies in [2^e, 2^(e+1)).
+    let e = exp2.saturating_add(63);
+    if e > 1023 {
+        return None;
+    }
+    // How many low bits of `mant` fall below the result's last bit: 11 for a normal
+    // result (53 of 64 bits kept), more for a subnormal one (last bit weighs 2^-1074).
+    let shift = if e >= -1022 { 11 } else { (-1011i64).saturating_sub(e) };
+    if shift > 64 {
+        return Some(0.0); // below 2^-1075, half the smallest subnormal
+    }
+    let shift = shift as u32;
+    let wide = u128::from(mant);
+    let kept = (wide >> shift) as u64;
+    let rem = wide & ((1u128 << shift) - 1);
+    let half = 1u128 << (shift - 1);
+    let up = rem > half || (rem == half && (sticky || kept & 1 == 1));
+    let kept = kept + u64::from(up);
+    // A normal result's hidden bit (2^52 in `kept`) adds one to the exponent field, and
+    // a carry out of the significand (kept = 2^53) moves to the next binade, both by
+    // plain addition; a subnormal that rounds up to 2^52 becomes the smallest normal.
+    let bits = if e >= -1022 { ((e + 1022) as u64) << 52 } else { 0 } + kept;
+    if bits >= 0x7FF0_0000_0000_0000 {
+        return None;
+    }
+    Some(f64::from_bits(bits))
+}
+
+/// The digits of a number token, reduced to `D × 10^exp` (see the module docs).
+struct Decimal {
+    digits: Big,
+    count: usize,
+    exp: i64,
+    negative: bool,
+}
+
+/// Split a JSON number token into its significant digits and decimal exponent. `None`
+/// when the text is not a number token's shape (never for a token the reader scanned).
+fn decimal(token: &str) -> Option<Decimal> {
+    let bytes = token.as_bytes();
+    let (negative, body) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    let mantissa_end = body.iter().position(|&b| b == b'e' || b == b'E').unwrap_or(body.len());
+    let (mantissa, exponent) = body.split_at_checked(mantissa_end)?;
+
+    let mut exp: i64 = 0;
+    if let Some((_, text)) = exponent.split_first() {
+        let (sign, digits) = match text.split_first() {
+            Some((b'-', rest)) => (-1, rest),
+            Some((b'+', rest)) => (1, rest),
+            _ => (1, text),
+        };
+        if digits.is_empty() {
+            return None;
+        }
+        for &b in digits {
+            if !b.is_ascii_digit() {
+                return None;
+            }
+            // Saturating far beyond any exponent that matters (no text is 10^17 bytes).
+            exp = exp.saturating_mul(10).saturating_add(i64::from(b - b'0')).min(100_000_000_000_000_000);
+        }
+        exp *= sign;
+    }
+
+    let mut out = Decimal { digits: Big::from_u64(0), count: 0, exp, negative };
+    // Digits are gathered 19 at a time in a u64, then moved into the big integer.
+    let (mut chunk, mut chunk_digits) = (0u64, 0u32);
+    let mut pending_zeros: u64 = 0;
+    let mut sticky = false;
+    let mut seen_point = false;
+    let mut any_digit = false;
+    for &b in mantissa {
+        if b == b'.' {
+            if seen_point {
+                return None;
+            }
+            seen_point = true;
+            continue;
+        }
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        any_digit = true;
+        if seen_point {
+            out.exp = out.exp.saturating_sub(1);
+        }
+        let digit = b - b'0';
+        if out.count == 0 && chunk_digits == 0 && digit == 0 {
+            continue; // a leading zero
+        }
+        let kept = out.count + chunk_digits as usize;
+        if digit == 0 && kept < MAX_DIGITS {
+            pending_zeros += 1;
+            continue;
+        }
+        // A non-zero digit (or any digit once full): first the zeros before it.
+        let room = (MAX_DIGITS - kept.min(MAX_DIGITS)) as u64;
+        let zeros_kept = pending_zeros.min(room);
+        for _ in 0..zeros_kept {
+            push_digit(&mut out, &mut chunk, &mut chunk_digits, 0);
+        }
+        let dropped_zeros = pending_zeros - zeros_kept;
+        pending_zeros = 0;
+        out.exp = out.exp.saturating_add(dropped_zeros as i64);
+        if out.count + (chunk_digits as usize) < MAX_DIGITS {
+            push_digit(&mut out, &mut chunk, &mut chunk_digits, digit);
+        } else {
+            out.exp = out.exp.saturating_add(1);
+            sticky |= digit != 0;
+        }
+    }
+    if !any_digit {
+        return None;
+    }
+    flush(&mut out, &mut chunk, &mut chunk_digits);
+    // Trailing zeros of the significand only scale it.
+    out.exp = out.exp.saturating_add(pending_zeros as i64);
+    if sticky {
+        out.digits.mul_add_small(10, 1);
+        out.count += 1;
+        out.exp = out.exp.saturating_sub(1);
+    }
+    Some(out)
+}
+
+fn push_digit(out: &mut Decimal, chunk: &mut u64, chunk_digits: &mut u32, digit: u8) {
+    *chunk = *chunk * 10 + u64::from(digit);
+    *chunk_digits += 1;
+    if *chunk_digits == 19 {
+        flush(out, chunk, chunk_digits);
+    }
+}
+
+fn flush(out: &mut Decimal, chunk: &mut u64, chunk_digits: &mut u32) {
+    if *chunk_digits == 0 {
+        return;
+    }
+    out.digits.mul_add_small(10u64.pow(*chunk_digits), *chunk);
+    out.count += *chunk_digits as usize;
+    *chunk = 0;
+    *chunk_digits = 0;
+}
+
+/// The nearest `f64` to a JSON number token (ties to even), `±inf` when it is beyond
+/// the `f64` range, NaN when the text is not a number token.
+pub(crate) fn parse_f64(token: &str) -> f64 {
+    let Some(decimal) = decimal(token) else {
+        return f64::NAN;
+    };
+    let magnitude = match convert(&decimal) {
+        Some(value) => value,
+        None => f64::INFINITY,
+    };
+    if decimal.negative {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// The magnitude, or `None` when it rounds to infinity.
+fn convert(decimal: &Decimal) -> Option<f64> {
+    let Decimal { digits, count, exp, .. } = *decimal;
+    if count == 0 || digits.overflow {
+        return if digits.overflow { Some(f64::NAN) } else { Some(0.0) };
+    }
+    // The value lies in [10^(count+exp-1), 10^(count+exp)).
+    let magnitude = (count as i64).saturating_add(exp);
+    if magnitude > 310 {
+        return None;
+    }
+    if magnitude < -324 {
+        return Some(0.0); // below 10^-324, less than half the smallest subnormal
+    }
+    if let Some(value) = fast_path(&digits, exp) {
+        return Some(value);
+    }
+    let (mant, exp2, sticky) = if exp >= 0 {
+        // D × 10^e = (D × 5^e) × 2^e.
+        let mut n = digits;
+        n.mul_pow5(exp as u64);
+        if n.overflow {
+            return Some(f64::NAN);
+        }
+        let (top, shift, sticky) = n.top64();
+        (top, shift.saturating_add(exp), sticky)
+    } else {
+        // D × 10^-m = D / 5^m × 2^-m: scale so the quotient has 64 or 65 bits.
+        let m = exp.unsigned_abs();
+        let mut a = digits;
+        let mut b = Big::from_u64(1);
+        b.mul_pow5(m);
+        let k = (b.bit_len() + 64) as i64 - a.bit_len() as i64;
+        if k >= 0 {
+            a.shl(k as u64);
+        } else {
+            b.shl(k.unsigned_abs());
+        }
+        if a.overflow || b.overflow {
+            return Some(f64::NAN);
+        }
+        let (mut q, mut sticky) = divide(a, &b);
+        let mut exp2 = -k - m as i64;
+        while q >> 64 != 0 {
+            sticky |= q & 1 != 0;
+            q >>= 1;
+            exp2 += 1;
+        }
+        (q as u64, exp2, sticky)
+    };
+    if mant >> 63 == 0 {
+        return Some(f64::NAN); // not reached: the scaling above guarantees the top bit
+    }
+    round(mant, exp2, sticky)
+}
+
+/// Clinger's fast path: both operands exact, so the one IEEE operation rounds correctly.
+fn fast_path(digits: &Big, exp: i64) -> Option<f64> {
+    let d = match digits.used() {
+        [d] if *d <= 1 << 53 => *d,
+        _ => return None,
+    };
+    if (0..=22).contains(&exp) {
+        return Some(d as f64 * *POW10.get(exp as usize)?);
+    }
+    if (-22..0).contains(&exp) {
+        return Some(d as f64 / *POW10.get(exp.unsigned_abs() as usize)?);
+    }
+    if (23..=22 + 15).contains(&exp) {
+        // D × 10^(e-22) may still be an exact integer below 2^53.
+        let scaled = d.checked_mul(10u64.checked_pow((exp - 22) as u32)?)?;
+        if scaled <= 1 << 53 {
+            return Some(scaled as f64 * 1e22);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_f64;
+
+    #[test]
+    fn agrees_with_core_on_hard_cases() {
+        for token in [
+            "0",
+            "-0",
+            "0.0e10",
+            "1",
+            "0.1",
+            "0.30000000000000004",
+            "1.7976931348623157e308",
+            "1.7976931348623158e308",
+            "1.7976931348623159e308",
+            "-1.7976931348623157e308",
+            "5e-324",
+            "2.4703282292062327e-324",
+            "2.4703282292062328e-324",
+            "2.2250738585072011e-308",
+            "2.2250738585072012e-308",
+            "4.9406564584124654e-324",
+            "9007199254740993",
+            "9007199254740992.5",
+            "123456789012345678901234567890",
+            "1e23",
+            "8.98846567431158e307",
+            "1e-400",
+            "100000000000000000000000000000000000000000000e-50",
+            "0.000000000000000000000000000000000000000000001e44",
+        ] {
+            let ours = parse_f64(token);
+            let core: f64 = token.parse().unwrap();
+            assert_eq!(ours.to_bits(), core.to_bits(), "{token}: {ours:e} vs {core:e}");
+        }
+        assert_eq!(parse_f64("1e309"), f64::INFINITY);
+        assert_eq!(parse_f64("-1e99999999999999999999999"), f64::NEG_INFINITY);
+        assert_eq!(parse_f64("1e-99999999999999999999999").to_bits(), 0);
+        assert!(parse_f64("").is_nan() && parse_f64("1..2").is_nan() && parse_f64("1e").is_nan());
+    }
+
+    #[test]
+    fn long_significands_round_with_the_sticky_digit() {
+        // The midpoint between 1 and the next double, followed by 900 zeros and a 1:
+        // only the sticky digit decides that it rounds up.
+        let midpoint = "1.00000000000000011102230246251565404236316680908203125";
+        let above = format!("{midpoint}{}1", "0".repeat(900));
+        assert_eq!(parse_f64(midpoint), 1.0);
+        assert_eq!(parse_f64(&above), above.parse::<f64>().unwrap());
+        assert_eq!(parse_f64(&above), 1.0000000000000002);
+    }
+}
