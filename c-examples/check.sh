@@ -91,6 +91,8 @@ run_programs() {
     step "$label: test_vectors (frames.jsonl through the C API)" "$@" "$dir/test_vectors" "$MEMBRANE_VECTORS"
     step "$label: test_envelopes (envelope, compat and migration vectors through the C API)" \
         "$@" "$dir/test_envelopes" "$MEMBRANE_VECTORS"
+    step "$label: test_metadata (snapshot and gossip vectors through the C API)" \
+        "$@" "$dir/test_metadata" "$MEMBRANE_VECTORS"
     step "$label: test_null_args" "$@" "$dir/test_null_args"
 }
 

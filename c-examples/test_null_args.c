@@ -64,6 +64,298 @@ static int failing_sink(void *userdata, const uint8_t *buf, size_t len) {
     return 5; /* EIO */
 }
 
+/* ---- cluster metadata: snapshots, gossip, tombstone tables, op bodies, ref counts ---- */
+static int sweep_calls;
+static void on_id(void *userdata, const char *id, size_t len) {
+    (void)userdata;
+    if (id != NULL && id[len] == '\0') sweep_calls++;
+}
+
+static void metadata(void) {
+    static const char snap_json[] =
+        "{\"captured_at\": 1.5, \"cluster_epoch\": 7, \"membership\": [{\"host\": \"h\", \"node_id\": \"n\\u00e9\", "
+        "\"port\": 80}], \"schema_version\": 5, \"server\": {\"error_count\": 0, \"request_count\": 1}, "
+        "\"shards\": {\"primary_map\": {\"k\": \"n1\"}, \"replica_map\": {\"k\": [\"n2\", \"n3\"]}}}";
+    const uint8_t *st = (const uint8_t *)snap_json;
+    size_t sl = sizeof snap_json - 1;
+    uint8_t out[1024];
+    size_t n = 12345;
+    bool flag = false;
+    mbr_error err;
+    mbr_snapshot snap, zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+
+    EXPECT(mbr_snapshot_check(NULL, 5), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_check(NULL, 0), MBR_SNAPSHOT_JSON);
+    EXPECT(mbr_snapshot_check(st, sl), MBR_OK);
+    POISON(snap);
+    EXPECT(mbr_snapshot_parse(NULL, sl, &snap, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_parse(st, sl, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_parse(st, sl - 1, &snap, &err), MBR_SNAPSHOT_JSON);
+    UNTOUCHED(snap);
+    EXPECT(mbr_snapshot_parse_guarded(NULL, sl, 7, &snap, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_parse_guarded(st, sl, 7, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_parse_guarded(st, sl, 9, &snap, &err), MBR_STALE_EPOCH);
+    UNTOUCHED(snap);
+    EXPECT(mbr_snapshot_parse_guarded(st, sl, 8, &snap, NULL), MBR_OK);
+    EXPECT(mbr_snapshot_parse(st, sl, &snap, NULL), MBR_OK);
+    EXPECT(mbr_snapshot_epoch_check(10, 9, true), MBR_OK);
+    EXPECT(mbr_snapshot_epoch_check(10, 8, true), MBR_STALE_EPOCH);
+    EXPECT(mbr_snapshot_epoch_check(10, 10, false), MBR_STALE_EPOCH);
+
+    mbr_snapshot_info info;
+    POISON(info);
+    EXPECT(mbr_snapshot_info_get(NULL, &info), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_info_get(&snap, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_info_get(&zeroed, &info), MBR_INVALID_STATE);
+    UNTOUCHED(info);
+    EXPECT(mbr_snapshot_info_get(&snap, &info), MBR_OK);
+    EXPECT_TRUE(info.cluster_epoch == 7 && info.captured_at == 1.5 && info.member_count == 1 &&
+                info.primary_count == 1 && info.replica_count == 1 && info.request_count == 1);
+    mbr_member member;
+    POISON(member);
+    EXPECT(mbr_snapshot_member(NULL, 0, &member), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_member(&snap, 0, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_member(&snap, 1, &member), MBR_INVALID_ARGUMENT);
+    UNTOUCHED(member);
+    EXPECT(mbr_snapshot_member(&snap, 0, &member), MBR_OK);
+    EXPECT_TRUE(member.port == 80 && !member.has_cluster_epoch && !member.has_healthy);
+    EXPECT(mbr_snapshot_replica_len(NULL, 0, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_replica_len(&snap, 0, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_replica_len(&snap, 1, &n), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_snapshot_replica_len(&snap, 0, &n), MBR_OK);
+    EXPECT_TRUE(n == 2);
+    char id[MBR_ID_BUF_SIZE];
+    n = 12345;
+    EXPECT(mbr_snapshot_string(NULL, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, 0, id, sizeof id, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, 0, NULL, sizeof id, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, 0, id, sizeof id, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, 0, NULL, 0, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == 4 && n == 12345);
+    EXPECT(mbr_snapshot_string(&snap, 99, 0, 0, id, sizeof id, &n, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_snapshot_string(&zeroed, MBR_SNAPSHOT_MEMBER_HOST, 0, 0, id, sizeof id, &n, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, 0, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 3 && strcmp(id, "n\xc3\xa9") == 0);
+    EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_PRIMARY_NODE, 0, 0, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(id, "n1") == 0);
+    EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_REPLICA_NODE, 0, 1, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(id, "n3") == 0);
+    EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_REPLICA_NODE, 0, 2, id, sizeof id, &n, NULL), MBR_INVALID_ARGUMENT);
+
+    EXPECT(mbr_snapshot_is_canonical(NULL, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_is_canonical(&snap, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_is_canonical(&snap, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+    EXPECT(mbr_snapshot_set_cluster_epoch(NULL, 8), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_set_cluster_epoch(&zeroed, 8), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_set_cluster_epoch(&snap, 8), MBR_OK);
+    n = 12345;
+    memset(out, 0xA5, sizeof out);
+    EXPECT(mbr_snapshot_write(NULL, out, sizeof out, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_write(&snap, NULL, sizeof out, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_write(&snap, out, sizeof out, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_write(&zeroed, out, sizeof out, &n, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_write(&snap, out, 10, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == sl && n == 12345 && poisoned(out, sizeof out));
+    EXPECT(mbr_snapshot_write(&snap, out, sizeof out, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == sl && memcmp(out, "{\"captured_at\": 1.5, \"cluster_epoch\": 8,", 40) == 0);
+
+    /* gossip */
+    static const char ga[] = "{\"h2\": 20.5, \"h1\": 10}", gb[] = "{\"h1\": 30, \"h0\": 1}";
+    const uint8_t *a = (const uint8_t *)ga, *b = (const uint8_t *)gb;
+    size_t al = sizeof ga - 1, bl = sizeof gb - 1;
+    EXPECT(mbr_gossip_check(NULL, 1), MBR_NULL_POINTER);
+    EXPECT(mbr_gossip_check(NULL, 0), MBR_TOMBSTONE_JSON);
+    EXPECT(mbr_gossip_check((const uint8_t *)"{\"h\": \"x\"}", 10), MBR_TOMBSTONE_FIELD);
+    EXPECT(mbr_gossip_check(a, al), MBR_OK);
+    n = 12345;
+    EXPECT(mbr_gossip_merge(NULL, al, b, bl, 5.0, out, sizeof out, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_gossip_merge(a, al, NULL, bl, 5.0, out, sizeof out, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_gossip_merge(a, al, b, bl, 5.0, NULL, sizeof out, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_gossip_merge(a, al, b, bl, 5.0, out, sizeof out, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_gossip_merge(a, al - 1, b, bl, 5.0, out, sizeof out, &n), MBR_TOMBSTONE_JSON);
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_gossip_merge(NULL, 0, b, bl, 5.0, out, sizeof out, &n), MBR_TOMBSTONE_JSON);
+    memset(out, 0xA5, sizeof out);
+    EXPECT(mbr_gossip_merge(a, al, b, bl, 5.0, NULL, 0, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(n == 24);
+    EXPECT(mbr_gossip_merge(a, al, b, bl, 5.0, out, 23, &n), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(n == 24 && poisoned(out, sizeof out));
+    EXPECT(mbr_gossip_merge(a, al, b, bl, 5.0, out, 24, &n), MBR_OK);
+    EXPECT_TRUE(n == 24 && memcmp(out, "{\"h1\": 30.0, \"h2\": 20.5}", 24) == 0);
+
+    /* tombstone tables */
+    static uint64_t slots[MBR_TOMBSTONE_STORAGE_BYTES(4) / 8 + 1], slots2[MBR_TOMBSTONE_STORAGE_BYTES(4) / 8 + 1];
+    static uint64_t nodes[MBR_NODE_STORAGE_BYTES(2) / 8 + 1];
+    mbr_tombstone_table table, other, zt;
+    memset(&zt, 0, sizeof zt);
+    mbr_str h1 = LIT("h1"), h4 = LIT("h4"), h9 = LIT("h9"), na = LIT("node-a"), none = {NULL, 0};
+    EXPECT(mbr_tombstone_table_init(NULL, slots, sizeof slots, nodes, sizeof nodes, 0), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_table_init(&table, NULL, sizeof slots, nodes, sizeof nodes, 0), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_table_init(&table, slots, 0, nodes, sizeof nodes, 0), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_tombstone_table_init(&table, slots, sizeof slots, NULL, 8, 0), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_table_init(&table, slots, sizeof slots, nodes, sizeof nodes, 42), MBR_OK);
+    EXPECT(mbr_tombstone_table_init(&other, slots2, sizeof slots2, NULL, 0, 0), MBR_OK);
+    size_t len = 9, cap = 9, ncap = 9;
+    EXPECT(mbr_tombstone_table_stats(NULL, &len, &cap, &ncap), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_table_stats(&table, NULL, &cap, &ncap), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_table_stats(&table, &len, NULL, &ncap), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_table_stats(&table, &len, &cap, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_table_stats(&zt, &len, &cap, &ncap), MBR_INVALID_STATE);
+    EXPECT(mbr_tombstone_table_stats(&table, &len, &cap, &ncap), MBR_OK);
+    EXPECT_TRUE(len == 0 && cap >= 4 && ncap >= 2);
+    EXPECT(mbr_tombstone_record(NULL, h1, 10.0, na, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_record(&zt, h1, 10.0, na, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_tombstone_record(&table, none, 10.0, na, &err), MBR_TOMBSTONE_FIELD);
+    EXPECT(mbr_tombstone_record(&table, h1, 1.0 / 0.0, na, NULL), MBR_TOMBSTONE_FIELD);
+    mbr_str dangling = {NULL, 3};
+    EXPECT(mbr_tombstone_record(&table, dangling, 10.0, na, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_record(&table, h1, 10.0, na, NULL), MBR_OK);
+    EXPECT(mbr_tombstone_record(&table, h1, 5.0, none, NULL), MBR_OK);
+    size_t adopted = 12345;
+    EXPECT(mbr_tombstone_merge_gossip(NULL, a, al, 0.0, &adopted, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_merge_gossip(&table, NULL, al, 0.0, &adopted, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_merge_gossip(&table, a, al, 0.0, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_merge_gossip(&table, a, al - 1, 0.0, &adopted, NULL), MBR_TOMBSTONE_JSON);
+    EXPECT_TRUE(adopted == 12345);
+    EXPECT(mbr_tombstone_merge_gossip(&table, a, al, 0.0, &adopted, NULL), MBR_OK);
+    EXPECT_TRUE(adopted == 1);
+    EXPECT(mbr_tombstone_merge_table(NULL, &table, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_merge_table(&other, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_merge_table(&other, &other, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_tombstone_merge_table(&other, &zt, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_tombstone_merge_table(&other, &table, &err), MBR_TABLE_FULL); /* other has no node list */
+    double until = -1;
+    EXPECT(mbr_tombstone_get(NULL, h1, &until, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_get(&table, h1, NULL, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_get(&table, h1, &until, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_get(&table, h1, &until, &flag), MBR_OK);
+    EXPECT_TRUE(flag && until == 10.0);
+    EXPECT(mbr_tombstone_get(&table, h9, &until, &flag), MBR_OK);
+    EXPECT_TRUE(!flag);
+    EXPECT(mbr_tombstone_is_active(NULL, h1, 9.0, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_is_active(&table, h1, 9.0, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_is_active(&table, h1, 9.0, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+    EXPECT(mbr_tombstone_is_active(&table, h1, 10.0, &flag), MBR_OK);
+    EXPECT_TRUE(!flag); /* expired at now == until */
+    n = 12345;
+    memset(out, 0xA5, sizeof out);
+    EXPECT(mbr_tombstone_write_gossip(NULL, 0.0, out, sizeof out, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_write_gossip(&table, 0.0, NULL, sizeof out, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_write_gossip(&table, 0.0, out, sizeof out, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_write_gossip(&table, 0.0, out, 5, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == 24 && n == 12345 && poisoned(out, sizeof out));
+    EXPECT(mbr_tombstone_write_gossip(&table, 0.0, out, sizeof out, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 24 && memcmp(out, "{\"h1\": 10.0, \"h2\": 20.5}", 24) == 0);
+
+    static const char opt[] = "{\"content_hash\": \"h3\", \"until\": 50, \"node_id\": \"node-b\"}";
+    static const char opd[] = "{\"content_hash\": \"h4\", \"node_id\": \"node-a\", \"tombstone_until\": null}";
+    EXPECT(mbr_tombstone_apply_op_tombstone(NULL, (const uint8_t *)opt, sizeof opt - 1, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_apply_op_tombstone(&table, NULL, 3, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_apply_op_tombstone(&table, NULL, 0, NULL), MBR_TOMBSTONE_JSON);
+    EXPECT(mbr_tombstone_apply_op_tombstone(&table, (const uint8_t *)opt, sizeof opt - 1, NULL), MBR_OK);
+    until = -1;
+    EXPECT(mbr_tombstone_apply_op_delete(NULL, (const uint8_t *)opd, sizeof opd - 1, 100.0, &until, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_apply_op_delete(&table, NULL, 3, 100.0, &until, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_apply_op_delete(&table, (const uint8_t *)opd, sizeof opd - 1, 100.0, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_apply_op_delete(&table, (const uint8_t *)"{\"content_hash\": \"h4\"}", 22, 100.0, &until, NULL),
+           MBR_TOMBSTONE_FIELD); /* no node_id */
+    EXPECT_TRUE(until == -1);
+    EXPECT(mbr_tombstone_apply_op_delete(&table, (const uint8_t *)opd, sizeof opd - 1, 100.0, &until, NULL), MBR_OK);
+    EXPECT_TRUE(until == 160.0);
+    EXPECT(mbr_tombstone_record(&table, h9, 1.0, none, &err), MBR_TABLE_FULL); /* 4 slots: h1 h2 h3 h4 */
+    n = 12345;
+    sweep_calls = 0;
+    EXPECT(mbr_tombstone_sweep(NULL, 30.0, on_id, NULL, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_sweep(&table, 30.0, on_id, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_sweep(&zt, 30.0, on_id, NULL, &n), MBR_INVALID_STATE);
+    EXPECT(mbr_tombstone_sweep(&table, 30.0, on_id, NULL, &n), MBR_OK);
+    EXPECT_TRUE(n == 2 && sweep_calls == 2);
+    EXPECT(mbr_tombstone_sweep(&table, 55.0, NULL, NULL, &n), MBR_OK); /* callback optional */
+    EXPECT_TRUE(n == 1);
+    EXPECT(mbr_tombstone_remove(NULL, h1, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_remove(&table, h1, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_tombstone_remove(&table, h4, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+    EXPECT(mbr_tombstone_remove(&table, h1, &flag), MBR_OK);
+    EXPECT_TRUE(!flag);
+
+    /* op bodies */
+    mbr_op_body body;
+    POISON(body);
+    EXPECT(mbr_op_tombstone_parse(NULL, 3, &body, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_tombstone_parse((const uint8_t *)opt, sizeof opt - 1, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_tombstone_parse((const uint8_t *)opd, sizeof opd - 1, &body, &err), MBR_TOMBSTONE_FIELD);
+    UNTOUCHED(body);
+    EXPECT(mbr_op_tombstone_parse((const uint8_t *)opt, sizeof opt - 1, &body, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(body.content_hash, "h3") == 0 && strcmp(body.node_id, "node-b") == 0 && body.has_until &&
+                body.until == 50.0);
+    EXPECT(mbr_op_delete_parse(NULL, 3, &body, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_delete_parse((const uint8_t *)opd, sizeof opd - 1, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_delete_parse(NULL, 0, &body, NULL), MBR_TOMBSTONE_JSON);
+    EXPECT(mbr_op_delete_parse((const uint8_t *)opd, sizeof opd - 1, &body, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(body.content_hash, "h4") == 0 && !body.has_until);
+    n = 12345;
+    EXPECT(mbr_op_tombstone_write(h1, 1.5, na, NULL, 10, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_tombstone_write(h1, 1.5, na, out, sizeof out, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_tombstone_write(dangling, 1.5, na, out, sizeof out, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_tombstone_write(none, 1.5, na, out, sizeof out, &n, NULL), MBR_TOMBSTONE_FIELD);
+    EXPECT(mbr_op_tombstone_write(h1, 1.5, na, out, 5, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(n == 12345 && err.needed > 5);
+    EXPECT(mbr_op_tombstone_write(h1, 1.5, na, out, sizeof out, &n, NULL), MBR_OK);
+    EXPECT(mbr_op_tombstone_parse(out, n, &body, NULL), MBR_OK);
+    EXPECT(mbr_op_delete_write(h1, na, false, 0.0, NULL, 10, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_delete_write(h1, na, false, 0.0, out, sizeof out, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_op_delete_write(h1, none, false, 0.0, out, sizeof out, &n, NULL), MBR_TOMBSTONE_FIELD);
+    EXPECT(mbr_op_delete_write(h1, na, false, 0.0, out, sizeof out, &n, NULL), MBR_OK);
+    EXPECT(mbr_op_delete_parse(out, n, &body, NULL), MBR_OK);
+    EXPECT_TRUE(!body.has_until);
+    EXPECT(mbr_op_delete_write(h1, na, true, 7.0, out, sizeof out, &n, NULL), MBR_OK);
+    EXPECT(mbr_op_delete_parse(out, n, &body, NULL), MBR_OK);
+    EXPECT_TRUE(body.has_until && body.until == 7.0);
+
+    /* ref counts */
+    static uint64_t rslots[MBR_REF_STORAGE_BYTES(4) / 8 + 1], rnodes[MBR_NODE_STORAGE_BYTES(4) / 8 + 1];
+    mbr_refcounts rc, zrc;
+    memset(&zrc, 0, sizeof zrc);
+    mbr_str nb = LIT("node-b");
+    EXPECT(mbr_refcounts_init(NULL, rslots, sizeof rslots, rnodes, sizeof rnodes, 0), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_init(&rc, NULL, sizeof rslots, rnodes, sizeof rnodes, 0), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_init(&rc, rslots, sizeof rslots, NULL, sizeof rnodes, 0), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_init(&rc, rslots, sizeof rslots, rnodes, 1, 0), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_refcounts_init(&rc, rslots, sizeof rslots, rnodes, sizeof rnodes, 7), MBR_OK);
+    EXPECT(mbr_refcounts_stats(NULL, &len, &cap), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_stats(&rc, NULL, &cap), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_stats(&rc, &len, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_stats(&zrc, &len, &cap), MBR_INVALID_STATE);
+    EXPECT(mbr_refcounts_acquire(NULL, h1, na), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_acquire(&rc, dangling, na), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_acquire(&rc, none, na), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_refcounts_acquire(&rc, h1, na), MBR_OK);
+    EXPECT(mbr_refcounts_acquire(&rc, h1, nb), MBR_OK);
+    EXPECT(mbr_refcounts_stats(&rc, &len, &cap), MBR_OK);
+    EXPECT_TRUE(len == 1 && cap >= 4);
+    sweep_calls = 0;
+    EXPECT(mbr_refcounts_holders(NULL, h1, on_id, NULL, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_holders(&rc, h1, on_id, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_holders(&rc, h1, on_id, NULL, &n), MBR_OK);
+    EXPECT_TRUE(n == 2 && sweep_calls == 2);
+    EXPECT(mbr_refcounts_release(NULL, h1, na, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_release(&rc, h1, na, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_release(&rc, h1, na, &flag), MBR_OK);
+    EXPECT_TRUE(!flag); /* node-b still holds it */
+    EXPECT(mbr_refcounts_release(&rc, h9, na, &flag), MBR_OK);
+    EXPECT_TRUE(flag); /* unknown */
+    EXPECT(mbr_refcounts_forget(NULL, h1, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_forget(&rc, h1, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_refcounts_forget(&zrc, h1, &flag), MBR_INVALID_STATE);
+    EXPECT(mbr_refcounts_forget(&rc, h1, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+    EXPECT(mbr_refcounts_holders(&rc, h1, NULL, NULL, &n), MBR_OK);
+    EXPECT_TRUE(n == 0);
+}
+
 int main(void) {
     static const char json[] =
         "{\"dtype\":\"float16\",\"head_range\":[-1,-1],\"layer_range\":[0,31],\"model_id\":\"llama-3-8b\","
@@ -760,6 +1052,8 @@ int main(void) {
     EXPECT_TRUE(strcmp(name, "acme") == 0);
     EXPECT(mbr_migrate_envelope(env_text, env_len, mopts, NULL, 0, &migrated, NULL), MBR_OK); /* v5: nothing to do */
     EXPECT_TRUE(migrated.kind == MBR_MIGRATION_ALREADY_V5 && migrated.from_version == 5 && migrated.len == 0);
+
+    metadata();
 
     printf("test_null_args: %d passed, %d failed\n", passes, failures);
     return failures == 0 ? 0 : 1;

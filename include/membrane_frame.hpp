@@ -963,6 +963,45 @@ inline std::string_view version() noexcept { return mbr_version(); }
 /// Whether the loaded library speaks the ABI this header describes.
 inline bool abi_matches() noexcept { return mbr_abi_version() == MBR_ABI_VERSION; }
 
+// ---- cluster metadata (SPEC §5, §6) ----
+
+/// Validate a snapshot JSON text (SPEC §5): Ok, or the SPEC §8 code.
+inline Status check_snapshot(Bytes json) noexcept {
+    return detail::make_status(mbr_snapshot_check(json.data, json.size), detail::blank());
+}
+
+/// The epoch guard (SPEC §5); std::nullopt is a snapshot without an epoch.
+inline Status check_epoch(std::uint64_t live_epoch, std::optional<std::uint64_t> persisted) noexcept {
+    return detail::make_status(mbr_snapshot_epoch_check(live_epoch, persisted.value_or(0), persisted.has_value()),
+                               detail::blank());
+}
+
+/// Validate a gossip map text (SPEC §6).
+inline Status check_gossip(Bytes json) noexcept {
+    return detail::make_status(mbr_gossip_check(json.data, json.size), detail::blank());
+}
+
+/// Merge two gossip maps (per hash the larger until) and write the entries active at
+/// `now` into `out`; returns the length. A too-small `out` is MBR_BUFFER_TOO_SMALL with
+/// error().needed() the length needed (and `out` untouched). No table, any map size.
+inline Result<std::size_t> gossip_merge(Bytes a, Bytes b, double now, MutableBytes out) {
+    std::size_t n = 0;
+    std::uint32_t s = mbr_gossip_merge(a.data, a.size, b.data, b.size, now, out.data, out.size, &n);
+    if (s == MBR_BUFFER_TOO_SMALL) return detail::too_small(n);
+    return detail::make(s, detail::blank(), std::move(n));
+}
+
+/// The merged gossip map text, in a new string (allocates).
+inline Result<std::string> gossip_merge(Bytes a, Bytes b, double now) {
+    std::size_t n = 0;
+    std::uint32_t s = mbr_gossip_merge(a.data, a.size, b.data, b.size, now, nullptr, 0, &n);
+    if (s != MBR_BUFFER_TOO_SMALL) return Error(s); // "{}" at least: an empty output is too small
+    std::string out(n, '\0');
+    s = mbr_gossip_merge(a.data, a.size, b.data, b.size, now, reinterpret_cast<std::uint8_t *>(&out[0]), out.size(), &n);
+    if (s != MBR_OK) return Error(s);
+    return out;
+}
+
 } // namespace membrane
 
 #endif /* MEMBRANE_FRAME_HPP */

@@ -65,12 +65,29 @@ fi
 # handler, and the program's verdicts are right.
 step "no_std: freestanding host program links and runs" \
     bash -c 'cd nostd-check && CARGO_TARGET_DIR=../target/nostd cargo run --release --quiet'
+# Panic freedom: the read/verify paths link into a #![no_std] LTO program whose panic
+# handler calls an undefined symbol, so a reachable panic fails the link
+# (docs/reliability.md); the program then runs over every vector.
+step "panic-free: read/verify paths link with a panic handler that does not exist" bash scripts/panic-check.sh
+# The panic-free float conversion equals str::parse::<f64> bit for bit on 2 million
+# generated tokens, hard cases included (release mode: about half a minute).
+step "float conversion = str::parse::<f64> on 2 000 000 tokens (release)" \
+    env FLOAT_CASES=2000000 cargo test --release --quiet --test float_parse
 
 # Miri over the core's unit tests, where the toolchain has it.
 if cargo +nightly miri --version >/dev/null 2>&1; then
-    step "miri: core unit tests" env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --lib --quiet
+    # --lib with the default features: the core's unit tests and the C ABI's (src/ffi).
+    step "miri: core and C ABI unit tests" env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --lib --quiet
 else
     loud "no nightly toolchain with Miri here: undefined-behaviour check did not run"
+fi
+
+# Fuzzing smoke run: every cargo-fuzz target for 20 s, two at a time (about four minutes
+# with the build). The longer campaign is recorded in docs/reliability.md.
+if cargo +nightly fuzz --version >/dev/null 2>&1; then
+    step "fuzz: 8 cargo-fuzz targets, 20 s each (seeded from the vectors)" bash scripts/fuzz.sh 20 2
+else
+    loud "cargo-fuzz or nightly is missing: the fuzz targets did not run (.ci/run installs cargo-fuzz)"
 fi
 
 if [ -f c-examples/Makefile ]; then

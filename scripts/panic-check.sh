@@ -28,20 +28,28 @@ run() {
         exit 1
     fi
 }
-for file in "$vectors"/frames/*.bin "$vectors"/migration/*; do
-    for config in 0 3 6 31 255; do
-        { printf "\\$(printf %03o "$config")"; cat "$file"; } | run
-    done
-done
-python3 - "$vectors" >"$target/texts" <<'PY'
+inputs=$target/inputs
+rm -rf "$inputs" && mkdir -p "$inputs"
+python3 - "$vectors" "$inputs" <<'PY'
 import json, os, sys
+vectors, out = sys.argv[1], sys.argv[2]
+n = 0
+def put(data):
+    global n
+    for config in (0, 3, 6, 31, 255):
+        with open(os.path.join(out, "%05d" % n), "wb") as f:
+            f.write(bytes([config]) + data)
+        n += 1
+for folder in ("frames", "migration"):
+    for name in sorted(os.listdir(os.path.join(vectors, folder))):
+        put(open(os.path.join(vectors, folder, name), "rb").read())
 for name, key in (("envelopes.jsonl", "json"), ("identities.jsonl", "canonical_json"), ("metadata.jsonl", "json")):
-    for line in open(os.path.join(sys.argv[1], name), encoding="utf-8"):
+    for line in open(os.path.join(vectors, name), encoding="utf-8"):
         text = json.loads(line).get(key)
         if isinstance(text, str):
-            print(json.dumps(text))
+            put(text.encode("utf-8"))
 PY
-while IFS= read -r line; do
-    python3 -c 'import json,sys; sys.stdout.write(" " + json.loads(sys.argv[1]))' "$line" | run
-done < <(head -n 60 "$target/texts")
+for input in "$inputs"/*; do
+    run <"$input"
+done
 echo "panic-check: linked with no reachable panic; $runs runs over the vectors, no crash"

@@ -103,6 +103,10 @@ error_codes! {
     StaleEpoch = 33, "stale_epoch", Schema, "The snapshot epoch is two or more behind the live epoch.";
     TombstoneJson = 40, "tombstone_json", Schema, "A tombstone body is not strict JSON.";
     TombstoneField = 41, "tombstone_field", Schema, "A tombstone body field breaks SPEC §6.";
+    ProtoDecode = 50, "proto_decode", Corrupt, "A protobuf message (SPEC §10) is not valid wire format: truncated or over-long varint, length past the end, group or unknown wire type, field number 0.";
+    ProtoField = 51, "proto_field", Schema, "A known protobuf field (SPEC §10) has the wrong wire type or an invalid value (a string that is not UTF-8).";
+    ChunkSequence = 52, "chunk_sequence", Corrupt, "Chunks (SPEC §10) out of sequence: a chunk_index or offset gap, a chunk after is_last, or no is_last.";
+    ChunkDigest = 53, "chunk_digest", Corrupt, "A chunk's sha256_hex is not the lower-case hex SHA-256 of its data (SPEC §10).";
     NullPointer = 100, "null_pointer", Usage, "A required pointer was NULL (C ABI).";
     BufferTooSmall = 101, "buffer_too_small", Usage, "The output buffer is too small; the error says how many bytes are needed.";
     LengthMismatch = 102, "length_mismatch", Usage, "The payload fed to a chunked writer does not match its declared length.";

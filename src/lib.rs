@@ -38,6 +38,7 @@ pub mod hlc;
 pub mod identity;
 pub mod json;
 pub mod migrate;
+pub mod proto;
 pub mod pyfloat;
 pub mod refcount;
 mod sink;

@@ -11,8 +11,11 @@ use membrane_frame::ffi::frame::{
 use membrane_frame::ffi::hlc::*;
 use membrane_frame::ffi::identity::*;
 use membrane_frame::ffi::migrate::*;
+use membrane_frame::ffi::refcount::*;
+use membrane_frame::ffi::snapshot::*;
 use membrane_frame::ffi::status::{mbr_error, mbr_status_name, MBR_OK};
 use membrane_frame::ffi::stream::*;
+use membrane_frame::ffi::tombstone::*;
 use membrane_frame::ffi::writer::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -261,4 +264,102 @@ fn ffi_envelope_hlc_and_migration_paths_do_not_allocate() {
         assert_ne!(status, MBR_OK);
     }
     assert_eq!(allocations() - before, 0, "the C ABI allocated");
+}
+
+unsafe extern "C" fn count_ids(userdata: *mut c_void, _id: *const std::ffi::c_char, _len: usize) {
+    // SAFETY: the test passes a `usize`.
+    unsafe { *userdata.cast::<usize>() += 1 };
+}
+
+fn s(text: &str) -> mbr_str {
+    mbr_str { ptr: text.as_ptr().cast(), len: text.len() }
+}
+
+#[test]
+fn ffi_metadata_paths_do_not_allocate() {
+    let snapshot = br#"{"captured_at": 1.5, "cluster_epoch": 7, "membership": [{"host": "h", "node_id": "n", "port": 80}], "schema_version": 5, "server": {"error_count": 0, "request_count": 1}, "shards": {"primary_map": {"k": "n1"}, "replica_map": {"k": ["n2"]}}}"#;
+    let (a, b) = (br#"{"h2": 20.5, "h1": 10, "h0": 3}"#, br#"{"h1": 30, "h3": 1}"#);
+    let op = br#"{"content_hash": "h9", "until": 50, "node_id": "node-b"}"#;
+    let mut out = [0u8; 1024];
+    let mut slots = vec![0u64; MBR_TOMBSTONE_SLOT_SIZE * 8 / 8 + 4];
+    let mut nodes = vec![0u64; MBR_NODE_SLOT_SIZE * 4 / 8 + 4];
+    let mut rslots = vec![0u64; MBR_REF_SLOT_SIZE * 8 / 8 + 4];
+    let mut rnodes = vec![0u64; MBR_NODE_SLOT_SIZE * 4 / 8 + 4];
+    let mut snap = MaybeUninit::<mbr_snapshot>::uninit();
+    let mut info = MaybeUninit::<mbr_snapshot_info>::uninit();
+    let mut body = MaybeUninit::<mbr_op_body>::uninit();
+    let mut table = MaybeUninit::<mbr_tombstone_table>::uninit();
+    let mut counts = MaybeUninit::<mbr_refcounts>::uninit();
+    let (mut n, mut count, mut flag, mut until) = (0usize, 0usize, false, 0.0f64);
+    let mut err = MaybeUninit::<mbr_error>::uninit();
+    let before = allocations();
+    // SAFETY: every pointer is valid for the call; buffers are as long as stated.
+    let statuses = unsafe {
+        let (slots_bytes, nodes_bytes) = (slots.len() * 8, nodes.len() * 8);
+        [
+            mbr_snapshot_check(snapshot.as_ptr(), snapshot.len()),
+            mbr_snapshot_parse(snapshot.as_ptr(), snapshot.len(), snap.as_mut_ptr(), err.as_mut_ptr()),
+            mbr_snapshot_parse_guarded(snapshot.as_ptr(), snapshot.len(), 8, snap.as_mut_ptr(), err.as_mut_ptr()),
+            mbr_snapshot_info_get(snap.as_ptr(), info.as_mut_ptr()),
+            mbr_snapshot_string(
+                snap.as_ptr(),
+                MBR_SNAPSHOT_REPLICA_NODE,
+                0,
+                0,
+                out.as_mut_ptr().cast(),
+                64,
+                &mut n,
+                err.as_mut_ptr(),
+            ),
+            mbr_snapshot_write(snap.as_ptr(), out.as_mut_ptr(), out.len(), &mut n, err.as_mut_ptr()),
+            mbr_gossip_merge(a.as_ptr(), a.len(), b.as_ptr(), b.len(), 5.0, out.as_mut_ptr(), out.len(), &mut n),
+            mbr_tombstone_table_init(
+                table.as_mut_ptr(),
+                slots.as_mut_ptr().cast(),
+                slots_bytes,
+                nodes.as_mut_ptr().cast(),
+                nodes_bytes,
+                1,
+            ),
+            mbr_tombstone_record(table.as_mut_ptr(), s("h1"), 10.0, s("node-a"), err.as_mut_ptr()),
+            mbr_tombstone_merge_gossip(table.as_mut_ptr(), a.as_ptr(), a.len(), 0.0, &mut count, err.as_mut_ptr()),
+            mbr_tombstone_apply_op_tombstone(table.as_mut_ptr(), op.as_ptr(), op.len(), err.as_mut_ptr()),
+            mbr_tombstone_is_active(table.as_mut_ptr(), s("h1"), 5.0, &mut flag),
+            mbr_tombstone_write_gossip(table.as_mut_ptr(), 0.0, out.as_mut_ptr(), out.len(), &mut n, err.as_mut_ptr()),
+            mbr_tombstone_sweep(table.as_mut_ptr(), 15.0, Some(count_ids), (&mut count as *mut usize).cast(), &mut n),
+            mbr_op_tombstone_parse(op.as_ptr(), op.len(), body.as_mut_ptr(), err.as_mut_ptr()),
+            mbr_op_delete_write(s("h1"), s("n"), true, 1.0, out.as_mut_ptr(), out.len(), &mut n, err.as_mut_ptr()),
+            mbr_refcounts_init(
+                counts.as_mut_ptr(),
+                rslots.as_mut_ptr().cast(),
+                rslots.len() * 8,
+                rnodes.as_mut_ptr().cast(),
+                rnodes.len() * 8,
+                1,
+            ),
+            mbr_refcounts_acquire(counts.as_mut_ptr(), s("h1"), s("node-a")),
+            mbr_refcounts_holders(
+                counts.as_mut_ptr(),
+                s("h1"),
+                Some(count_ids),
+                (&mut count as *mut usize).cast(),
+                &mut n,
+            ),
+            mbr_refcounts_release(counts.as_mut_ptr(), s("h1"), s("node-a"), &mut flag),
+            mbr_tombstone_apply_op_delete(
+                table.as_mut_ptr(),
+                br#"{"content_hash": "h7", "node_id": "x", "tombstone_until": null}"#.as_ptr(),
+                63,
+                1.0,
+                &mut until,
+                err.as_mut_ptr(),
+            ),
+        ]
+    };
+    let allocated = allocations() - before;
+    for (i, status) in statuses.iter().enumerate() {
+        assert_eq!(*status, MBR_OK, "call {i}: {:?}", mbr_status_name(*status));
+    }
+    assert!(flag && until == 61.0);
+    assert_eq!(allocated, 0, "the metadata C ABI allocated");
 }

@@ -9,7 +9,7 @@
 //! Every token must either read to exactly the bits `str::parse` gives (sign included),
 //! or — exactly when `str::parse` says infinity — be rejected as an invalid number.
 //! `FLOAT_CASES` sets the number of tokens (default 50 000; `scripts/check.sh` runs
-//! 5 000 000 in release mode).
+//! 2 000 000 in release mode).
 
 use membrane_frame::json::{Event, JsonErrorKind, Limits, Reader};
 

@@ -46,7 +46,8 @@ fn check(data: &[u8], base: ReadOptions) {
                 Err(err) => {
                     if let Some(lower) = lower_error {
                         let identity_first = level == VerifyLevel::Identity && after_identity_checks(lower.code());
-                        if !identity_first || !matches!(err.code(), ErrorCode::IdentityJson | ErrorCode::IdentityField) {
+                        if !identity_first || !matches!(err.code(), ErrorCode::IdentityJson | ErrorCode::IdentityField)
+                        {
                             assert_eq!(err, &lower, "{level:?} reports another error than a lower level");
                         }
                     }

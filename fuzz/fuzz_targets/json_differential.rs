@@ -65,7 +65,9 @@ fuzz_target!(|data: &[u8]| {
     let theirs = serde_json::from_slice::<Value>(data);
     match (ours(data), theirs) {
         (Ok(mine), Ok(theirs)) => assert!(same(&mine, &theirs), "values differ: {mine} vs {theirs}"),
-        (Ok(mine), Err(err)) => panic!("we accept {:?} as {mine}; serde_json refuses: {err}", String::from_utf8_lossy(data)),
+        (Ok(mine), Err(err)) => {
+            panic!("we accept {:?} as {mine}; serde_json refuses: {err}", String::from_utf8_lossy(data))
+        }
         (Err(kind), Ok(_)) => assert!(
             matches!(kind, JsonErrorKind::DuplicateKey | JsonErrorKind::DepthExceeded | JsonErrorKind::TooManyKeys),
             "we refuse {:?} ({kind:?}); serde_json accepts",

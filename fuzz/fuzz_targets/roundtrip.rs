@@ -54,8 +54,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     assert_eq!(writev, one);
 
     let mut chunked = vec![0u8; one.len()];
-    let mut writer = ChunkedFrameWriter::begin(&identity, payload.len() as u64, SliceSink::new(&mut chunked))
-        .expect("chunked head");
+    let mut writer =
+        ChunkedFrameWriter::begin(&identity, payload.len() as u64, SliceSink::new(&mut chunked)).expect("chunked head");
     for part in payload.chunks(chunk) {
         writer.write_payload(part).expect("chunk");
     }

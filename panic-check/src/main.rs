@@ -160,11 +160,7 @@ fn texts(data: &[u8], config: u8) -> u64 {
 pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
     let mut buf = [0u8; INPUT];
     let mut len = 0usize;
-    loop {
-        let Some(free) = buf.get_mut(len..) else { break };
-        if free.is_empty() {
-            break;
-        }
+    while let Some(free) = buf.get_mut(len..).filter(|free| !free.is_empty()) {
         // SAFETY: `free` is a valid, writable buffer of `free.len()` bytes.
         let n = unsafe { read(0, free.as_mut_ptr(), free.len()) };
         if n <= 0 {

@@ -4,7 +4,8 @@
 //! [`frame`] (parsing into views), [`digest`], [`writer`] (one-shot, `writev` and
 //! chunked), [`stream`] (the streaming verifier), [`envelope`] (the JSON envelope and
 //! the compatibility hash), [`hlc`], [`migrate`] (legacy frames and envelopes to v5),
-//! [`version`]. This file holds the
+//! [`snapshot`], [`tombstone`] (gossip, tombstone tables, op bodies), [`refcount`]
+//! (cluster metadata, SPEC §5-6), [`version`]. This file holds the
 //! conventions every entry point follows (rustls-ffi style):
 //!
 //! * the return value is a `uint32_t` status: `0` (`MBR_OK`), a SPEC §8 code, a usage
@@ -28,8 +29,11 @@ pub mod frame;
 pub mod hlc;
 pub mod identity;
 pub mod migrate;
+pub mod refcount;
+pub mod snapshot;
 pub mod status;
 pub mod stream;
+pub mod tombstone;
 pub mod version;
 pub mod writer;
 

@@ -54,6 +54,14 @@ pub const MBR_STALE_EPOCH: u32 = 33;
 pub const MBR_TOMBSTONE_JSON: u32 = 40;
 /// SPEC §8 `tombstone_field`.
 pub const MBR_TOMBSTONE_FIELD: u32 = 41;
+/// SPEC §8 (range 50, `src/proto`) `proto_decode`: a protobuf message is not valid wire format.
+pub const MBR_PROTO_DECODE: u32 = 50;
+/// SPEC §8 (range 50, `src/proto`) `proto_field`: a known protobuf field has the wrong wire type or value.
+pub const MBR_PROTO_FIELD: u32 = 51;
+/// SPEC §8 (range 50, `src/proto`) `chunk_sequence`: chunks out of sequence.
+pub const MBR_CHUNK_SEQUENCE: u32 = 52;
+/// SPEC §8 (range 50, `src/proto`) `chunk_digest`: a chunk's sha256_hex does not match its data.
+pub const MBR_CHUNK_DIGEST: u32 = 53;
 /// Usage: a required pointer argument was NULL.
 pub const MBR_NULL_POINTER: u32 = 100;
 /// Usage: an output buffer is too small (the length queries say how large it must be).
@@ -115,6 +123,10 @@ const _: () = {
     assert!(same(MBR_STALE_EPOCH, ErrorCode::StaleEpoch));
     assert!(same(MBR_TOMBSTONE_JSON, ErrorCode::TombstoneJson));
     assert!(same(MBR_TOMBSTONE_FIELD, ErrorCode::TombstoneField));
+    assert!(same(MBR_PROTO_DECODE, ErrorCode::ProtoDecode));
+    assert!(same(MBR_PROTO_FIELD, ErrorCode::ProtoField));
+    assert!(same(MBR_CHUNK_SEQUENCE, ErrorCode::ChunkSequence));
+    assert!(same(MBR_CHUNK_DIGEST, ErrorCode::ChunkDigest));
     assert!(same(MBR_NULL_POINTER, ErrorCode::NullPointer));
     assert!(same(MBR_BUFFER_TOO_SMALL, ErrorCode::BufferTooSmall));
     assert!(same(MBR_LENGTH_MISMATCH, ErrorCode::LengthMismatch));
@@ -123,7 +135,7 @@ const _: () = {
     assert!(same(MBR_INVALID_ARGUMENT, ErrorCode::InvalidArgument));
     assert!(same(MBR_INVALID_STATE, ErrorCode::InvalidState));
     // One constant per code: a code added to the core must get its constant here.
-    assert!(ErrorCode::ALL.len() == 30);
+    assert!(ErrorCode::ALL.len() == 34);
     assert!(ErrorCode::from_number(MBR_PANIC).is_none());
     assert!(MBR_CLASS_SCHEMA == ErrorClass::Schema as u32);
     assert!(MBR_CLASS_CORRUPT == ErrorClass::Corrupt as u32);
@@ -186,6 +198,10 @@ const fn description(code: ErrorCode) -> &'static core::ffi::CStr {
         ErrorCode::StaleEpoch => c"the snapshot epoch is two or more behind the live epoch",
         ErrorCode::TombstoneJson => c"a tombstone body is not strict JSON",
         ErrorCode::TombstoneField => c"a tombstone body field breaks the tombstone rules",
+        ErrorCode::ProtoDecode => c"a protobuf message is not valid wire format",
+        ErrorCode::ProtoField => c"a known protobuf field has the wrong wire type or an invalid value",
+        ErrorCode::ChunkSequence => c"chunks out of sequence: index or offset gap, data after is_last, or no is_last",
+        ErrorCode::ChunkDigest => c"a chunk's sha256_hex is not the SHA-256 of its data",
         ErrorCode::NullPointer => c"a required pointer argument was NULL",
         ErrorCode::BufferTooSmall => c"an output buffer is too small",
         ErrorCode::LengthMismatch => c"the payload fed does not match the declared length",

@@ -9,12 +9,13 @@ pub use header::{
     FrameHeader, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX,
     SCHEMA_V5,
 };
+pub(crate) use reader::verify_as_v5;
 pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};
 pub use stream::{StreamStatus, StreamVerifier, StreamedFrame};
 pub use writer::{encode_frame, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError};
 
-/// A small valid frame (payload `hello`) for documentation examples.
-#[cfg(feature = "std")]
+/// A small valid frame (payload `hello`) for documentation examples and tests.
+#[cfg(any(test, feature = "std"))]
 #[allow(clippy::expect_used)]
 pub(crate) fn example_frame() -> std::vec::Vec<u8> {
     use crate::{Dtype, IdentityValues, InclusiveRange, Sha256Digest};

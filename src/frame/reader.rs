@@ -203,11 +203,19 @@ pub(crate) fn read_u64_le(bytes: &[u8]) -> u64 {
 
 /// Checks 1–7; returns where the identity ends (`14 + L`, with room for payload_len).
 fn check_head(buf: &[u8], options: &ReadOptions) -> Result<usize, Error> {
-    let len = buf.len();
-    let header = match FrameHeader::read(buf) {
-        Some(header) if len >= MIN_FRAME_PREFIX => header,
-        _ => return Err(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(len as u64)),
-    };
+    check_head_with(read_header(buf)?, buf.len(), options)
+}
+
+/// Check 1, and the header at the start of `buf`.
+fn read_header(buf: &[u8]) -> Result<&FrameHeader, Error> {
+    match FrameHeader::read(buf) {
+        Some(header) if buf.len() >= MIN_FRAME_PREFIX => Ok(header),
+        _ => Err(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(buf.len() as u64)),
+    }
+}
+
+/// Checks 2–7 of `header` for a buffer of `len` bytes.
+fn check_head_with(header: &FrameHeader, len: usize, options: &ReadOptions) -> Result<usize, Error> {
     check_header(header)?;
     let identity_len = header.identity_len.get();
     let identity_end = HEADER_LEN as u64 + u64::from(identity_len);
@@ -219,6 +227,19 @@ fn check_head(buf: &[u8], options: &ReadOptions) -> Result<usize, Error> {
     check_identity_limit(identity_len, options)?;
     // Checked above: identity_end + 8 <= len, so it fits usize.
     Ok(identity_end as usize)
+}
+
+/// Checks 1–13 on `buf` as if its first six bytes were the v5 magic and schema: the
+/// verdict a migrated copy would get (SPEC §7.1), without writing anything. Exact mode;
+/// the trailer and `payload_hash` are checked as `options.level` asks.
+pub(crate) fn verify_as_v5(buf: &[u8], options: &ReadOptions) -> Result<(), Error> {
+    let mut header = *read_header(buf)?;
+    header.magic = MAGIC_V5;
+    header.schema = zerocopy::little_endian::U16::new(SCHEMA_V5);
+    let identity_end = check_head_with(&header, buf.len(), options)?;
+    let identity = parse_identity(buf.get(HEADER_LEN..identity_end).unwrap_or(&[]), options)?;
+    let (bytes, payload_len) = check_lengths(buf, identity_end, ParseMode::Exact)?;
+    check_payload(bytes, identity_end, payload_len, &identity, options).map(|_| ())
 }
 
 /// Checks 10–11; returns the frame's bytes and the payload length.

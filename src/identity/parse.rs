@@ -277,7 +277,9 @@ impl<'a> Canonical<'a> {
         let (value, end) = JsonStr::read_at(self.text, self.pos)?;
         self.pos = end;
         // Escapes may or may not be the canonical ones; raw non-ASCII and DEL never are.
-        self.exact &= !value.has_escapes() && value.raw().bytes().all(|b| (0x20..0x7F).contains(&b));
+        // (Raw control characters cannot occur: the scanner rejects them.)
+        let raw = value.raw();
+        self.exact &= !value.has_escapes() && raw.is_ascii() && !raw.contains('\u{7f}');
         Some(value)
     }
 

@@ -42,6 +42,8 @@ const POW10: [f64; 23] = [
 /// `5^27`, the largest power of five in a `u64`.
 const POW5_27: u64 = 7_450_580_596_923_828_125;
 
+/// `5^0 ..= 5^27`.
+
 /// A fixed-capacity unsigned big integer, little-endian limbs. Operations that would
 /// need more than [`LIMBS`] limbs set `overflow` instead of panicking; the bounds in the
 /// module docs show they never do for the values formed here.
@@ -252,17 +254,52 @@ fn round(mant: u64, exp2: i64, sticky: bool) -> Option<f64> {
     Some(f64::from_bits(bits))
 }
 
-/// The digits of a number token, reduced to `D × 10^exp` (see the module docs).
-struct Decimal {
-    digits: Big,
-    count: usize,
-    exp: i64,
-    negative: bool,
+/// Where the significant digits of a token go: a `u64` for the common short case, a
+/// big integer for long ones. The digit walk is the same for both, so it is generic.
+trait Digits {
+    fn push(&mut self, digit: u8);
 }
 
-/// Split a JSON number token into its significant digits and decimal exponent. `None`
-/// when the text is not a number token's shape (never for a token the reader scanned).
-fn decimal(token: &str) -> Option<Decimal> {
+/// Up to 19 digits (`< 10^19 < 2^64`); more wrap and are not used.
+struct Short(u64);
+
+impl Digits for Short {
+    fn push(&mut self, digit: u8) {
+        self.0 = self.0.wrapping_mul(10).wrapping_add(u64::from(digit));
+    }
+}
+
+/// Any number of digits, 19 at a time through a `u64`.
+struct Long {
+    big: Big,
+    chunk: u64,
+    chunk_digits: u32,
+}
+
+impl Digits for Long {
+    fn push(&mut self, digit: u8) {
+        self.chunk = self.chunk * 10 + u64::from(digit);
+        self.chunk_digits += 1;
+        if self.chunk_digits == 19 {
+            self.flush();
+        }
+    }
+}
+
+impl Long {
+    fn flush(&mut self) {
+        if self.chunk_digits > 0 {
+            self.big.mul_add_small(10u64.pow(self.chunk_digits), self.chunk);
+            self.chunk = 0;
+            self.chunk_digits = 0;
+        }
+    }
+}
+
+/// A token split at its exponent: sign, the digits and point before it, its value.
+/// `None` when the text is not a number token's shape (never for a token the reader
+/// scanned).
+fn split(token: &str) -> Option<(bool, &[u8], i64)> {
     let bytes = token.as_bytes();
     let (negative, body) = match bytes.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -270,7 +307,6 @@ fn decimal(token: &str) -> Option<Decimal> {
     };
     let mantissa_end = body.iter().position(|&b| b == b'e' || b == b'E').unwrap_or(body.len());
     let (mantissa, exponent) = body.split_at_checked(mantissa_end)?;
-
     let mut exp: i64 = 0;
     if let Some((_, text)) = exponent.split_first() {
         let (sign, digits) = match text.split_first() {
@@ -290,10 +326,15 @@ fn decimal(token: &str) -> Option<Decimal> {
         }
         exp *= sign;
     }
+    Some((negative, mantissa, exp))
+}
 
-    let mut out = Decimal { digits: Big::from_u64(0), count: 0, exp, negative };
-    // Digits are gathered 19 at a time in a u64, then moved into the big integer.
-    let (mut chunk, mut chunk_digits) = (0u64, 0u32);
+/// Walk the digits before the exponent: skip leading zeros, keep at most
+/// [`MAX_DIGITS`] significant digits (zeros only when a non-zero digit follows) and a
+/// sticky `1` for any non-zero digit beyond. Returns `(count, e)`: the pushed digits
+/// form `D` with `count` digits, and the token's value is `D × 10^e`.
+fn walk<D: Digits>(mantissa: &[u8], mut exp: i64, digits: &mut D) -> Option<(usize, i64)> {
+    let mut count = 0usize;
     let mut pending_zeros: u64 = 0;
     let mut sticky = false;
     let mut seen_point = false;
@@ -311,98 +352,129 @@ fn decimal(token: &str) -> Option<Decimal> {
         }
         any_digit = true;
         if seen_point {
-            out.exp = out.exp.saturating_sub(1);
+            exp = exp.saturating_sub(1);
         }
         let digit = b - b'0';
-        if out.count == 0 && chunk_digits == 0 && digit == 0 {
+        if count == 0 && digit == 0 {
             continue; // a leading zero
         }
-        let kept = out.count + chunk_digits as usize;
-        if digit == 0 && kept < MAX_DIGITS {
-            pending_zeros += 1;
+        if digit == 0 && count < MAX_DIGITS {
+            pending_zeros += 1; // kept only if a non-zero digit follows
             continue;
         }
         // A non-zero digit (or any digit once full): first the zeros before it.
-        let room = (MAX_DIGITS - kept.min(MAX_DIGITS)) as u64;
-        let zeros_kept = pending_zeros.min(room);
+        let zeros_kept = pending_zeros.min((MAX_DIGITS - count.min(MAX_DIGITS)) as u64);
         for _ in 0..zeros_kept {
-            push_digit(&mut out, &mut chunk, &mut chunk_digits, 0);
+            digits.push(0);
         }
-        let dropped_zeros = pending_zeros - zeros_kept;
+        count += zeros_kept as usize;
+        exp = exp.saturating_add((pending_zeros - zeros_kept) as i64);
         pending_zeros = 0;
-        out.exp = out.exp.saturating_add(dropped_zeros as i64);
-        if out.count + (chunk_digits as usize) < MAX_DIGITS {
-            push_digit(&mut out, &mut chunk, &mut chunk_digits, digit);
+        if count < MAX_DIGITS {
+            digits.push(digit);
+            count += 1;
         } else {
-            out.exp = out.exp.saturating_add(1);
+            exp = exp.saturating_add(1);
             sticky |= digit != 0;
         }
     }
     if !any_digit {
         return None;
     }
-    flush(&mut out, &mut chunk, &mut chunk_digits);
     // Trailing zeros of the significand only scale it.
-    out.exp = out.exp.saturating_add(pending_zeros as i64);
+    exp = exp.saturating_add(pending_zeros as i64);
     if sticky {
-        out.digits.mul_add_small(10, 1);
-        out.count += 1;
-        out.exp = out.exp.saturating_sub(1);
+        digits.push(1);
+        count += 1;
+        exp = exp.saturating_sub(1);
     }
-    Some(out)
-}
-
-fn push_digit(out: &mut Decimal, chunk: &mut u64, chunk_digits: &mut u32, digit: u8) {
-    *chunk = *chunk * 10 + u64::from(digit);
-    *chunk_digits += 1;
-    if *chunk_digits == 19 {
-        flush(out, chunk, chunk_digits);
-    }
-}
-
-fn flush(out: &mut Decimal, chunk: &mut u64, chunk_digits: &mut u32) {
-    if *chunk_digits == 0 {
-        return;
-    }
-    out.digits.mul_add_small(10u64.pow(*chunk_digits), *chunk);
-    out.count += *chunk_digits as usize;
-    *chunk = 0;
-    *chunk_digits = 0;
+    Some((count, exp))
 }
 
 /// The nearest `f64` to a JSON number token (ties to even), `±inf` when it is beyond
 /// the `f64` range, NaN when the text is not a number token.
 pub(crate) fn parse_f64(token: &str) -> f64 {
-    let Some(decimal) = decimal(token) else {
-        return f64::NAN;
+    let magnitude = match magnitude(token) {
+        Some(Some(value)) => value,
+        Some(None) => f64::INFINITY,
+        None => return f64::NAN,
     };
-    let magnitude = match convert(&decimal) {
-        Some(value) => value,
-        None => f64::INFINITY,
-    };
-    if decimal.negative {
+    if token.starts_with('-') {
         -magnitude
     } else {
         magnitude
     }
 }
 
-/// The magnitude, or `None` when it rounds to infinity.
-fn convert(decimal: &Decimal) -> Option<f64> {
-    let Decimal { digits, count, exp, .. } = *decimal;
-    if count == 0 || digits.overflow {
-        return if digits.overflow { Some(f64::NAN) } else { Some(0.0) };
+/// The magnitude: `None` if the text is not a number token, `Some(None)` when the
+/// value rounds to infinity.
+fn magnitude(token: &str) -> Option<Option<f64>> {
+    let (_, mantissa, exp) = split(token)?;
+    let mut short = Short(0);
+    let (count, exp) = walk(mantissa, exp, &mut short)?;
+    if count == 0 {
+        return Some(Some(0.0));
     }
     // The value lies in [10^(count+exp-1), 10^(count+exp)).
-    let magnitude = (count as i64).saturating_add(exp);
-    if magnitude > 310 {
-        return None;
+    let decimal_magnitude = (count as i64).saturating_add(exp);
+    if decimal_magnitude > 310 {
+        return Some(None);
     }
-    if magnitude < -324 {
-        return Some(0.0); // below 10^-324, less than half the smallest subnormal
+    if decimal_magnitude < -324 {
+        return Some(Some(0.0)); // below 10^-324, less than half the smallest subnormal
     }
-    if let Some(value) = fast_path(&digits, exp) {
-        return Some(value);
+    if count <= 19 {
+        // D < 10^19 < 2^64: the fast path, or exact u128 arithmetic for |e| <= 27.
+        if let Some(value) = small(short.0, exp) {
+            return Some(value);
+        }
+        let mut d = Big::from_u64(0);
+        d.mul_add_small(1, short.0);
+        return Some(big(d, exp));
+    }
+    let mut long = Long { big: Big::from_u64(0), chunk: 0, chunk_digits: 0 };
+    walk(mantissa, 0, &mut long)?;
+    long.flush();
+    Some(big(long.big, exp))
+}
+
+const POW5: [u64; 28] = [
+    1,
+    5,
+    25,
+    125,
+    625,
+    3125,
+    15625,
+    78125,
+    390625,
+    1953125,
+    9765625,
+    48828125,
+    244140625,
+    1220703125,
+    6103515625,
+    30517578125,
+    152587890625,
+    762939453125,
+    3814697265625,
+    19073486328125,
+    95367431640625,
+    476837158203125,
+    2384185791015625,
+    11920928955078125,
+    59604644775390625,
+    298023223876953125,
+    1490116119384765625,
+    7450580596923828125,
+];
+
+/// `D × 10^e` with big integers (see the module docs); `None` when it rounds to
+/// infinity. `D` is non-zero with at most 801 digits and `|e|` is bounded by the
+/// magnitude checks of the caller, so no big integer overflows.
+fn big(digits: Big, exp: i64) -> Option<f64> {
+    if digits.overflow {
+        return Some(f64::NAN); // not reached, see above
     }
     let (mant, exp2, sticky) = if exp >= 0 {
         // D × 10^e = (D × 5^e) × 2^e.
@@ -428,41 +500,64 @@ fn convert(decimal: &Decimal) -> Option<f64> {
         if a.overflow || b.overflow {
             return Some(f64::NAN);
         }
-        let (mut q, mut sticky) = divide(a, &b);
-        let mut exp2 = -k - m as i64;
-        while q >> 64 != 0 {
-            sticky |= q & 1 != 0;
-            q >>= 1;
-            exp2 += 1;
-        }
-        (q as u64, exp2, sticky)
+        let (q, sticky) = divide(a, &b);
+        normalize(q, -k - m as i64, sticky)
     };
-    if mant >> 63 == 0 {
-        return Some(f64::NAN); // not reached: the scaling above guarantees the top bit
-    }
     round(mant, exp2, sticky)
 }
 
-/// Clinger's fast path: both operands exact, so the one IEEE operation rounds correctly.
-fn fast_path(digits: &Big, exp: i64) -> Option<f64> {
-    let d = match digits.used() {
-        [d] if *d <= 1 << 53 => *d,
-        _ => return None,
-    };
-    if (0..=22).contains(&exp) {
-        return Some(d as f64 * *POW10.get(exp as usize)?);
+/// A quotient of 64 or 65 bits as 64 bits, an exponent and a sticky flag.
+fn normalize(mut q: u128, mut exp2: i64, mut sticky: bool) -> (u64, i64, bool) {
+    while q >> 64 != 0 {
+        sticky |= q & 1 != 0;
+        q >>= 1;
+        exp2 += 1;
     }
-    if (-22..0).contains(&exp) {
-        return Some(d as f64 / *POW10.get(exp.unsigned_abs() as usize)?);
-    }
-    if (23..=22 + 15).contains(&exp) {
-        // D × 10^(e-22) may still be an exact integer below 2^53.
-        let scaled = d.checked_mul(10u64.checked_pow((exp - 22) as u32)?)?;
-        if scaled <= 1 << 53 {
-            return Some(scaled as f64 * 1e22);
+    (q as u64, exp2, sticky)
+}
+
+/// `D × 10^e` for `D < 2^64` without big integers: Clinger's fast path (both operands
+/// exact, so one IEEE operation rounds correctly), else for `|e| <= 27` the exact
+/// u128 forms of the slow path (`5^27 < 2^63`, so every product and dividend fits).
+/// `None` when neither applies; `Some(None)` for an infinite result.
+fn small(d: u64, exp: i64) -> Option<Option<f64>> {
+    if d <= 1 << 53 {
+        if (0..=22).contains(&exp) {
+            return Some(Some(d as f64 * *POW10.get(exp as usize)?));
+        }
+        if (-22..0).contains(&exp) {
+            return Some(Some(d as f64 / *POW10.get(exp.unsigned_abs() as usize)?));
+        }
+        if (23..=22 + 15).contains(&exp) {
+            // D × 10^(e-22) may still be an exact integer below 2^53.
+            if let Some(scaled) = 10u64.checked_pow((exp - 22) as u32).and_then(|p| d.checked_mul(p)) {
+                if scaled <= 1 << 53 {
+                    return Some(Some(scaled as f64 * 1e22));
+                }
+            }
         }
     }
-    None
+    let pow5 = u128::from(*POW5.get(usize::try_from(exp.unsigned_abs()).ok()?)?);
+    let (mant, exp2, sticky) = if exp >= 0 {
+        let n = u128::from(d) * pow5; // < 2^64 · 2^63
+        let shift = 128 - n.leading_zeros();
+        if shift <= 64 {
+            let top = (n as u64) << (64 - shift);
+            (top, exp - i64::from(64 - shift), false)
+        } else {
+            let drop = shift - 64;
+            let sticky = n & ((1u128 << drop) - 1) != 0;
+            ((n >> drop) as u64, exp + i64::from(drop), sticky)
+        }
+    } else {
+        let b_bits = 128 - pow5.leading_zeros();
+        let k = b_bits + 64 - (64 - d.leading_zeros()); // <= 63 + 64 - 1
+        let a = u128::from(d) << k; // < 2^(b_bits + 64) <= 2^127
+        let q = a.checked_div(pow5)?;
+        let rem = a.checked_rem(pow5)?;
+        normalize(q, -i64::from(k) + exp, rem != 0)
+    };
+    Some(round(mant, exp2, sticky))
 }
 
 #[cfg(test)]

@@ -1,12 +1,10 @@
 //! v2 and v4 frames to v5, in place (SPEC §7.1).
 
-use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::frame::{
-    Frame, FrameHeader, ReadOptions, VerifyLevel, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5,
-    MIN_FRAME_PREFIX, SCHEMA_V5,
+    verify_as_v5, Frame, FrameHeader, ReadOptions, VerifyLevel, MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX,
+    SCHEMA_V5,
 };
-use crate::identity::PayloadIdentity;
 
 /// What migration writes over bytes 0..6 of a legacy frame: the v5 magic and schema 5.
 pub const V5_HEAD: [u8; 6] = [0xC0, 0xDE, 0x01, 0x05, 0x05, 0x00];
@@ -84,7 +82,7 @@ pub fn plan_frame_migration(buf: &[u8], options: &ReadOptions) -> Result<FrameMi
             return Ok(FrameMigration::AlreadyV5);
         }
     };
-    verify_with_v5_head(buf, &options)?;
+    verify_as_v5(buf, &options)?;
     Ok(migration)
 }
 
@@ -142,102 +140,13 @@ fn at_least_trailer(options: &ReadOptions) -> ReadOptions {
     options.level(options.level.max(VerifyLevel::Trailer))
 }
 
-/// The v5 reader's checks (SPEC §1.1, 5–12, and 13 at the full level) on `buf` as if
-/// its first six bytes were [`V5_HEAD`]: checks 2–4 pass for that head by
-/// construction and are the only ones that read bytes 0..6.
-fn verify_with_v5_head(buf: &[u8], options: &ReadOptions) -> Result<(), Error> {
-    let len = buf.len() as u64;
-    let header = FrameHeader::read(buf)
-        .ok_or(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(len))?;
-    // 5
-    if header.reserved.get() != 0 {
-        return Err(Error::new(ErrorCode::ReservedNonzero, "reserved field is not 0").at(6).in_field("reserved"));
-    }
-    // 6
-    let identity_len = u64::from(header.identity_len.get());
-    let identity_end = (HEADER_LEN as u64).saturating_add(identity_len);
-    if identity_end.saturating_add(8) > len {
-        return Err(Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
-            .at(10)
-            .in_field("identity_len"));
-    }
-    // 7
-    if header.identity_len.get() > options.identity_limit {
-        return Err(Error::new(ErrorCode::IdentityTooLarge, "identity_len exceeds the limit")
-            .at(10)
-            .in_field("identity_len"));
-    }
-    // identity_end + 8 <= len, so these fit usize.
-    let identity_end = identity_end as usize;
-    // 8, 9
-    let identity_json = buf.get(HEADER_LEN..identity_end).unwrap_or(&[]);
-    let identity =
-        PayloadIdentity::parse_with(identity_json, options.json).map_err(|err| err.shifted(HEADER_LEN as u64))?;
-    // 10
-    let mut payload_len = [0u8; 8];
-    payload_len.copy_from_slice(buf.get(identity_end..identity_end + 8).unwrap_or(&[0; 8]));
-    let payload_len = u64::from_le_bytes(payload_len);
-    let total = (FRAME_OVERHEAD as u64)
-        .checked_add(identity_len)
-        .and_then(|n| n.checked_add(payload_len))
-        .filter(|&total| total <= len)
-        .ok_or_else(|| {
-            Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
-                .at(identity_end as u64)
-                .in_field("payload_len")
-        })?;
-    // 11 (exact mode)
-    if total < len {
-        return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(total));
-    }
-    // 12; total <= len, so the offsets fit usize.
-    let payload_start = identity_end + 8;
-    let trailer_start = payload_start + payload_len as usize;
-    let digest = Sha256Digest::of(buf.get(payload_start..trailer_start).unwrap_or(&[]));
-    if buf.get(trailer_start..) != Some(&digest.trailer()[..]) {
-        return Err(Error::new(ErrorCode::TrailerMismatch, "trailer does not match SHA-256 of the payload")
-            .at(trailer_start as u64)
-            .in_field("trailer"));
-    }
-    // 13
-    if options.level == VerifyLevel::Full && !digest.matches_hex(&identity.payload_hash()) {
-        let err = Error::new(ErrorCode::PayloadHashMismatch, "payload_hash is not the hex SHA-256 of the payload")
-            .in_field("payload_hash");
-        return Err(match identity.payload_hash_offset() {
-            Some(offset) => err.at((HEADER_LEN + offset) as u64),
-            None => err,
-        });
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::identity::{Dtype, IdentityValues, InclusiveRange};
 
     /// A valid v5 frame (payload `hello`, full-level valid).
     fn v5_frame() -> std::vec::Vec<u8> {
-        let payload = b"hello";
-        let hash = Sha256Digest::of(payload).to_hex();
-        let identity = IdentityValues {
-            payload_hash: hash.as_str(),
-            model_id: "llama-3-8b",
-            model_revision: "",
-            tokenizer_name: "llama-3-8b",
-            tokenizer_revision: "",
-            layer_range: InclusiveRange::new(0, 31),
-            head_range: InclusiveRange::ALL_HEADS,
-            token_span: InclusiveRange::new(0, 127),
-            dtype: Dtype::Float16,
-            shape: &[1, 32, 8, 128, 64],
-        }
-        .build()
-        .unwrap();
-        let mut out = std::vec![0u8; 1024];
-        let len = crate::frame::encode_frame(&identity, payload, &mut out).unwrap();
-        out.truncate(len);
-        out
+        crate::frame::example_frame()
     }
 
     fn legacy(version: u8) -> std::vec::Vec<u8> {

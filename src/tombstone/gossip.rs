@@ -1,9 +1,9 @@
 //! The gossip map `{"<content_hash>": <until>, ...}` (SPEC §6): reading it, merging it
 //! into a table, and writing a table's active tombstones.
 
-use super::{field_error, full, TombstoneTable, TombstoneValue, MAX_GOSSIP_ENTRIES};
+use super::{field_error, full, later, TombstoneTable, TombstoneValue, MAX_GOSSIP_ENTRIES};
 use crate::error::{Error, ErrorCode};
-use crate::json::keys::{cmp_decoded, find_duplicate_key, ObjectEntries};
+use crate::json::keys::{cmp_decoded, find_duplicate_key, rewalk_reader, ObjectEntries, SortedEntries};
 use crate::json::{write_escaped, Event, JsonError, JsonErrorKind, JsonStr, Limits, Reader};
 use crate::pyfloat::write_repr;
 use crate::sink::{ByteSink, CountingSink, SliceSink};
@@ -159,6 +159,76 @@ impl<'a> Iterator for GossipEntries<'a> {
             _ => None,
         }
     }
+}
+
+impl<'a> GossipMap<'a> {
+    /// The entries in increasing key order (the written order): the text order when
+    /// [`is_sorted`](Self::is_sorted), else a bounded-memory block selection.
+    fn sorted_entries(&self) -> impl Iterator<Item = (JsonStr<'a>, f64)> + 'a {
+        let text = self.text;
+        SortedEntries::new(text, self.at, self.sorted).filter_map(move |(key, value_at)| {
+            match rewalk_reader(text.as_bytes(), value_at).next_event() {
+                Ok(Some(Event::Number(n))) => Some((key, n.as_f64())),
+                _ => None,
+            }
+        })
+    }
+}
+
+/// Merge two validated gossip maps without a table (SPEC §6: per hash the larger
+/// `until`) and write the entries active at `now` in the written form — the same text as
+/// merging both into an empty [`TombstoneTable`] and calling
+/// [`write_gossip`](TombstoneTable::write_gossip), for maps of any size (up to 131 072
+/// entries each) in fixed memory: the maps are walked side by side in key order (two
+/// 4 KiB blocks on the stack when their keys are not already sorted; `O(n²/256)` key
+/// comparisons then).
+///
+/// ```
+/// use membrane_frame::tombstone::{merge_gossip_maps, GossipMap};
+/// let a = GossipMap::parse(br#"{"h2": 20.5, "h1": 10}"#)?;
+/// let b = GossipMap::parse(br#"{"h1": 30, "h0": 1}"#)?;
+/// let mut out = [0u8; 64];
+/// let mut sink = membrane_frame::SliceSink::new(&mut out);
+/// merge_gossip_maps(&a, &b, 5.0, &mut sink).unwrap();
+/// assert_eq!(sink.written(), br#"{"h1": 30.0, "h2": 20.5}"#);
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+pub fn merge_gossip_maps<S: ByteSink + ?Sized>(
+    a: &GossipMap<'_>,
+    b: &GossipMap<'_>,
+    now: f64,
+    sink: &mut S,
+) -> Result<(), S::Error> {
+    let (mut a, mut b) = (a.sorted_entries().peekable(), b.sorted_entries().peekable());
+    sink.write_bytes(b"{")?;
+    let mut first = true;
+    loop {
+        let order = match (a.peek(), b.peek()) {
+            (Some((ka, _)), Some((kb, _))) => cmp_decoded(ka, kb),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => break,
+        };
+        let (key, until) = match order {
+            Ordering::Less => a.next(),
+            Ordering::Greater => b.next(),
+            Ordering::Equal => match (a.next(), b.next()) {
+                (Some((key, ua)), Some((_, ub))) => Some((key, later(ua, ub))),
+                (one, other) => one.or(other),
+            },
+        }
+        .unwrap_or((JsonStr::from_plain(""), f64::NEG_INFINITY));
+        if now < until {
+            if !first {
+                sink.write_bytes(b", ")?;
+            }
+            first = false;
+            write_escaped(sink, &key)?;
+            sink.write_bytes(b": ")?;
+            write_repr(sink, until)?;
+        }
+    }
+    sink.write_bytes(b"}")
 }
 
 impl TombstoneTable<'_> {
@@ -356,5 +426,70 @@ mod tests {
         // Expired entries are not adopted, so they need no room.
         assert_eq!(table.merge_gossip(br#"{"a": 9, "b": 9, "c": 1}"#, 2.0), Ok(1));
         assert_eq!(table.get("a").unwrap().until(), 9.0);
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+    use crate::table::NodeSlot;
+    use crate::tombstone::TombstoneSlot;
+
+    fn via_table(a: &str, b: &str, now: f64) -> std::vec::Vec<u8> {
+        let mut slots = std::vec![TombstoneSlot::EMPTY; 2048];
+        let mut nodes = std::vec![NodeSlot::EMPTY; 1];
+        let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+        table.merge_gossip(a.as_bytes(), now).unwrap();
+        table.merge_gossip(b.as_bytes(), now).unwrap();
+        let mut out = std::vec![0u8; table.gossip_len(now)];
+        table.write_gossip_into(now, &mut out).unwrap();
+        out
+    }
+
+    fn streamed(a: &str, b: &str, now: f64) -> std::vec::Vec<u8> {
+        let (a, b) = (GossipMap::parse(a.as_bytes()).unwrap(), GossipMap::parse(b.as_bytes()).unwrap());
+        let mut counter = CountingSink::default();
+        let Ok(()) = merge_gossip_maps(&a, &b, now, &mut counter);
+        let mut out = std::vec![0u8; counter.0 as usize];
+        let mut sink = SliceSink::new(&mut out);
+        merge_gossip_maps(&a, &b, now, &mut sink).unwrap();
+        out
+    }
+
+    #[test]
+    fn the_streaming_merge_writes_what_the_table_writes() {
+        let n: u32 = if cfg!(miri) { 40 } else { 700 };
+        let map = |step: u32, offset: u32, escape: bool| {
+            let body: std::vec::Vec<std::string::String> = (0..n)
+                .map(|i| {
+                    let k = (i * step + offset) % (2 * n);
+                    let key = if escape && k.is_multiple_of(3) {
+                        std::format!("\\u00e9{k:04}")
+                    } else {
+                        std::format!("k{k:04}")
+                    };
+                    std::format!("\"{key}\": {}.5", (k * 31) % 97)
+                })
+                .collect();
+            std::format!("{{{}}}", body.join(", "))
+        };
+        let sorted = |offset: u32| {
+            let body: std::vec::Vec<std::string::String> =
+                (0..n).map(|i| std::format!("\"k{:04}\": {}", 2 * i + offset, i % 50)).collect();
+            std::format!("{{{}}}", body.join(", "))
+        };
+        let cases = [
+            (map(7919, 0, false), map(104_729, 1, true)),
+            (sorted(0), sorted(1)),
+            (sorted(0), map(7919, 3, true)),
+            ("{}".into(), map(13, 0, true)),
+            (r#"{"h": -0.0}"#.into(), r#"{"h": 0.0}"#.into()),
+        ];
+        for (a, b) in &cases {
+            for now in [-1.0, 0.0, 20.0, 60.0] {
+                assert_eq!(streamed(a, b, now), via_table(a, b, now), "{a} {b} {now}");
+                assert_eq!(streamed(b, a, now), via_table(a, b, now));
+            }
+        }
     }
 }

@@ -1,0 +1,467 @@
+/*
+ * test_metadata: the cluster-metadata vectors (SPEC §5, §6, §11: metadata.jsonl)
+ * through the C API.
+ *
+ *  - kind "snapshot": mbr_snapshot_check gives `expect` for every case, and
+ *    mbr_snapshot_parse the same with an error detail; accepted snapshots read back
+ *    through the accessors, write -> parse -> write is identical and canonical, and the
+ *    epoch guard accepts the snapshot's own epoch and refuses one two ahead of it.
+ *  - kind "gossip": mbr_gossip_merge gives `expect`, and the exact `merged` bytes in
+ *    both orders; (NULL, 0) and a one-byte-short buffer report the length needed and
+ *    leave the buffer alone; merging both maps into a tombstone table over malloc'd
+ *    storage and writing its gossip gives the same text.
+ *
+ *   usage: test_metadata [VECTORS_DIR]    (default: $MEMBRANE_VECTORS)
+ *   last line: "test_metadata: N passed, M failed"
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "membrane_frame.h"
+
+static int passes, failures;
+static int case_failed;
+
+static void fail(const char *name, const char *format, ...) {
+    va_list args;
+    printf("FAIL %s: ", name);
+    va_start(args, format);
+    vprintf(format, args);
+    va_end(args);
+    printf("\n");
+    failures++;
+    case_failed = 1;
+}
+
+/* Count a case as passed when no check in it failed. */
+static void begin_case(void) { case_failed = 0; }
+static void end_case(void) {
+    if (!case_failed) passes++;
+}
+
+/* ---- a small JSON reader over one NUL-terminated line ---- */
+
+static const char *ws(const char *p) {
+    while (p != NULL && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    return p;
+}
+
+/* The character after the JSON value at p, or NULL when there is none. The vector
+ * files are trusted: nesting is shallow, so recursion is fine here. */
+static const char *skip_value(const char *p) {
+    p = ws(p);
+    if (p == NULL || *p == '\0') return NULL;
+    if (*p == '"') {
+        for (p++; *p != '"'; p++) {
+            if (*p == '\0') return NULL;
+            if (*p == '\\' && *++p == '\0') return NULL;
+        }
+        return p + 1;
+    }
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p = ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (*p != '"') return NULL;
+                p = ws(skip_value(p));
+                if (p == NULL || *p++ != ':') return NULL;
+            }
+            p = ws(skip_value(p));
+            if (p == NULL) return NULL;
+            if (*p == ',') {
+                p = ws(p + 1);
+                continue;
+            }
+            return *p == close ? p + 1 : NULL;
+        }
+    }
+    const char *start = p;
+    while (*p != '\0' && strchr("+-0123456789.eEtruefalsn", *p) != NULL) p++;
+    return p == start ? NULL : p;
+}
+
+/* The value of `key` in the object at p, or NULL. (The keys of the vector files have
+ * no escapes, so they compare as raw text.) */
+static const char *member(const char *p, const char *key) {
+    p = ws(p);
+    if (p == NULL || *p != '{') return NULL;
+    p = ws(p + 1);
+    while (p != NULL && *p == '"') {
+        const char *name = p + 1;
+        const char *after = skip_value(p);
+        if (after == NULL) return NULL;
+        size_t name_len = (size_t)(after - 1 - name);
+        p = ws(after);
+        if (*p != ':') return NULL;
+        const char *value = ws(p + 1);
+        if (name_len == strlen(key) && memcmp(name, key, name_len) == 0) return value;
+        p = ws(skip_value(value));
+        if (p != NULL && *p == ',') p = ws(p + 1);
+    }
+    return NULL;
+}
+
+static int hex4(const char *p, unsigned long *out) {
+    unsigned long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0) return 0;
+        v = v * 16 + (unsigned long)d;
+    }
+    *out = v;
+    return 1;
+}
+
+static size_t put_utf8(unsigned long cp, char *out) {
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Decode the JSON string at p into a new buffer (UTF-8, NUL-terminated; it may hold
+ * NULs itself, so use *len). NULL when p is not a valid JSON string. Free it. */
+static char *string_value(const char *p, size_t *len) {
+    if (p == NULL || *p != '"') return NULL;
+    char *out = malloc(strlen(p) + 1); /* a decoded string is never longer than its JSON */
+    size_t n = 0;
+    if (out == NULL) return NULL;
+    for (p++; *p != '"'; p++) {
+        if (*p == '\0') goto bad;
+        if (*p != '\\') {
+            out[n++] = *p;
+            continue;
+        }
+        switch (*++p) {
+        case '"': case '\\': case '/': out[n++] = *p; break;
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'n': out[n++] = '\n'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'u': {
+            unsigned long cp, low;
+            if (!hex4(p + 1, &cp)) goto bad;
+            p += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (p[1] != '\\' || p[2] != 'u' || !hex4(p + 3, &low) || low < 0xDC00 || low > 0xDFFF) goto bad;
+                p += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                goto bad;
+            }
+            n += put_utf8(cp, out + n);
+            break;
+        }
+        default: goto bad;
+        }
+    }
+    out[n] = '\0';
+    *len = n;
+    return out;
+bad:
+    free(out);
+    return NULL;
+}
+
+/* A decoded string member, or NULL. */
+static char *string_member(const char *obj, const char *key, size_t *len) {
+    return string_value(member(obj, key), len);
+}
+
+static int f64_member(const char *obj, const char *key, double *out) {
+    const char *p = member(obj, key);
+    char *end;
+    if (p == NULL) return 0;
+    *out = strtod(p, &end);
+    return end != p;
+}
+
+/* Run `each` on every non-blank line of DIR/FILE; returns the number of cases. */
+static int for_lines(const char *dir, const char *file, int (*each)(const char *dir, const char *line)) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        printf("FAIL: cannot read %s\n", path);
+        failures++;
+        return 0;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int cases = 0;
+    while (getline(&line, &cap, f) != -1) {
+        if (*ws(line) == '\0') continue;
+        cases += each(dir, line);
+    }
+    free(line);
+    fclose(f);
+    if (cases == 0) {
+        printf("FAIL: no cases read from %s\n", path);
+        failures++;
+    }
+    return cases;
+}
+
+
+static int same_name(uint32_t status, const char *want) { return strcmp(mbr_status_name(status), want) == 0; }
+
+static int accepted, reemitted_total, gossip_merged;
+
+static void check_snapshot_values(const char *name, const mbr_snapshot *snap) {
+    mbr_snapshot_info info;
+    if (mbr_snapshot_info_get(snap, &info) != MBR_OK) {
+        fail(name, "mbr_snapshot_info_get");
+        return;
+    }
+    if (info.schema_version != 5 && info.schema_version != 2) fail(name, "schema_version %lld", (long long)info.schema_version);
+    char buf[MBR_ID_BUF_SIZE];
+    size_t len;
+    for (size_t i = 0; i < info.member_count; i++) {
+        mbr_member m;
+        if (mbr_snapshot_member(snap, i, &m) != MBR_OK) fail(name, "member %zu", i);
+        if (mbr_snapshot_string(snap, MBR_SNAPSHOT_MEMBER_NODE_ID, i, 0, buf, sizeof buf, &len, NULL) != MBR_OK ||
+            len == 0 || buf[len] != '\0')
+            fail(name, "member %zu node_id", i);
+    }
+    mbr_member m;
+    if (mbr_snapshot_member(snap, info.member_count, &m) != MBR_INVALID_ARGUMENT) fail(name, "member past the end");
+    for (size_t i = 0; i < info.primary_count; i++) {
+        if (mbr_snapshot_string(snap, MBR_SNAPSHOT_PRIMARY_KEY, i, 0, buf, sizeof buf, &len, NULL) != MBR_OK)
+            fail(name, "primary key %zu", i);
+    }
+    for (size_t i = 0; i < info.replica_count; i++) {
+        size_t nodes = 0;
+        if (mbr_snapshot_replica_len(snap, i, &nodes) != MBR_OK) fail(name, "replica %zu", i);
+        for (size_t j = 0; j < nodes; j++)
+            if (mbr_snapshot_string(snap, MBR_SNAPSHOT_REPLICA_NODE, i, j, buf, sizeof buf, &len, NULL) != MBR_OK)
+                fail(name, "replica %zu node %zu", i, j);
+        if (nodes < 8 &&
+            mbr_snapshot_string(snap, MBR_SNAPSHOT_REPLICA_NODE, i, nodes, buf, sizeof buf, &len, NULL) != MBR_INVALID_ARGUMENT)
+            fail(name, "replica node past the end");
+    }
+}
+
+static int snapshot_case(const char *line) {
+    size_t nlen, jlen, elen;
+    char *name = string_member(line, "name", &nlen);
+    char *json = string_member(line, "json", &jlen);
+    char *expect = string_member(line, "expect", &elen);
+    begin_case();
+    if (name == NULL || json == NULL || expect == NULL) {
+        fail(name ? name : "?", "malformed vector line");
+        goto done;
+    }
+    uint32_t code = mbr_snapshot_check((const uint8_t *)json, jlen);
+    if (!same_name(code, expect)) fail(name, "mbr_snapshot_check: %s, want %s", mbr_status_name(code), expect);
+    mbr_snapshot snap;
+    mbr_error err;
+    uint32_t parsed = mbr_snapshot_parse((const uint8_t *)json, jlen, &snap, &err);
+    if (parsed != code) fail(name, "mbr_snapshot_parse: %s, check said %s", mbr_status_name(parsed), mbr_status_name(code));
+    if (parsed != MBR_OK) {
+        if (err.status != parsed || (err.offset != MBR_NO_OFFSET && err.offset > jlen)) fail(name, "error detail");
+        goto done;
+    }
+    accepted++;
+    check_snapshot_values(name, &snap);
+    size_t need = 0, got = 0;
+    if (mbr_snapshot_write(&snap, NULL, 0, &need, &err) != MBR_BUFFER_TOO_SMALL || err.needed == 0) {
+        fail(name, "length query");
+        goto done;
+    }
+    need = (size_t)err.needed;
+    uint8_t *first = malloc(need), *second = malloc(need);
+    if (first == NULL || second == NULL) abort();
+    mbr_snapshot again;
+    bool canonical = false;
+    if (mbr_snapshot_write(&snap, first, need, &got, NULL) != MBR_OK || got != need)
+        fail(name, "mbr_snapshot_write");
+    else if (mbr_snapshot_parse(first, got, &again, NULL) != MBR_OK)
+        fail(name, "our own output is rejected");
+    else if (mbr_snapshot_write(&again, second, need, &got, NULL) != MBR_OK || got != need ||
+             memcmp(first, second, need) != 0)
+        fail(name, "write -> parse -> write differs");
+    else if (mbr_snapshot_is_canonical(&again, &canonical) != MBR_OK || !canonical)
+        fail(name, "output not canonical");
+    else
+        reemitted_total++;
+    free(first);
+    free(second);
+    mbr_snapshot_info info;
+    if (mbr_snapshot_info_get(&snap, &info) == MBR_OK && info.cluster_epoch < UINT64_MAX - 2) {
+        mbr_snapshot guarded;
+        if (mbr_snapshot_parse_guarded((const uint8_t *)json, jlen, info.cluster_epoch + 1, &guarded, NULL) != MBR_OK)
+            fail(name, "guard refuses one behind");
+        if (mbr_snapshot_parse_guarded((const uint8_t *)json, jlen, info.cluster_epoch + 2, &guarded, NULL) !=
+            MBR_STALE_EPOCH)
+            fail(name, "guard accepts two behind");
+        if (mbr_snapshot_epoch_check(info.cluster_epoch + 2, info.cluster_epoch, true) != MBR_STALE_EPOCH)
+            fail(name, "mbr_snapshot_epoch_check");
+    }
+done:
+    end_case();
+    free(name);
+    free(json);
+    free(expect);
+    return 1;
+}
+
+/* Merge a and b through a tombstone table over malloc'd storage and write its gossip. */
+static uint32_t merge_via_table(const char *a, size_t alen, const char *b, size_t blen, double now, uint8_t **out,
+                                size_t *out_len) {
+    size_t slots_bytes = MBR_TOMBSTONE_STORAGE_BYTES(4096);
+    void *slots = malloc(slots_bytes);
+    mbr_tombstone_table table;
+    uint32_t status = mbr_tombstone_table_init(&table, slots, slots_bytes, NULL, 0, 0x1234);
+    size_t adopted;
+    if (status == MBR_OK) status = mbr_tombstone_merge_gossip(&table, (const uint8_t *)a, alen, now, &adopted, NULL);
+    if (status == MBR_OK) status = mbr_tombstone_merge_gossip(&table, (const uint8_t *)b, blen, now, &adopted, NULL);
+    mbr_error err;
+    *out = NULL;
+    if (status == MBR_OK && mbr_tombstone_write_gossip(&table, now, NULL, 0, out_len, &err) == MBR_BUFFER_TOO_SMALL) {
+        *out = malloc((size_t)err.needed);
+        status = mbr_tombstone_write_gossip(&table, now, *out, (size_t)err.needed, out_len, NULL);
+    }
+    free(slots);
+    return status;
+}
+
+static int gossip_case(const char *line) {
+    size_t nlen, alen, blen, elen, mlen = 0;
+    char *name = string_member(line, "name", &nlen);
+    char *a = string_member(line, "a", &alen);
+    char *b = string_member(line, "b", &blen);
+    char *expect = string_member(line, "expect", &elen);
+    char *merged = string_member(line, "merged", &mlen);
+    double now;
+    begin_case();
+    if (name == NULL || a == NULL || b == NULL || expect == NULL || !f64_member(line, "now", &now)) {
+        fail(name ? name : "?", "malformed vector line");
+        goto done;
+    }
+    size_t written = 0;
+    uint32_t code = mbr_gossip_merge((const uint8_t *)a, alen, (const uint8_t *)b, blen, now, NULL, 0, &written);
+    if (code == MBR_BUFFER_TOO_SMALL) code = MBR_OK;
+    if (!same_name(code, expect)) {
+        fail(name, "mbr_gossip_merge: %s, want %s", mbr_status_name(code), expect);
+        goto done;
+    }
+    uint8_t *table_text = NULL;
+    size_t table_len = 0;
+    uint32_t via_table = merge_via_table(a, alen, b, blen, now, &table_text, &table_len);
+    if (via_table != code) fail(name, "table merge: %s, want %s", mbr_status_name(via_table), expect);
+    if (code != MBR_OK) {
+        free(table_text);
+        goto done;
+    }
+    if (merged == NULL) {
+        fail(name, "no merged text");
+        free(table_text);
+        goto done;
+    }
+    if (written != mlen) fail(name, "length query %zu, want %zu", written, mlen);
+    uint8_t *out = malloc(mlen + 1);
+    if (out == NULL) abort();
+    for (int order = 0; order < 2; order++) {
+        const char *x = order ? b : a, *y = order ? a : b;
+        size_t xl = order ? blen : alen, yl = order ? alen : blen;
+        written = 0;
+        memset(out, 0xA5, mlen + 1);
+        uint32_t st = mbr_gossip_merge((const uint8_t *)x, xl, (const uint8_t *)y, yl, now, out, mlen + 1, &written);
+        if (st != MBR_OK || written != mlen || memcmp(out, merged, mlen) != 0 || out[mlen] != 0xA5)
+            fail(name, "merged text differs (order %d): %s %.*s", order, mbr_status_name(st), (int)written, out);
+    }
+    if (mlen > 0) {
+        memset(out, 0xA5, mlen + 1);
+        written = 0;
+        if (mbr_gossip_merge((const uint8_t *)a, alen, (const uint8_t *)b, blen, now, out, mlen - 1, &written) !=
+                MBR_BUFFER_TOO_SMALL ||
+            written != mlen || out[0] != 0xA5)
+            fail(name, "one byte short");
+    }
+    if (table_len != mlen || table_text == NULL || memcmp(table_text, merged, mlen) != 0)
+        fail(name, "table gossip differs: %.*s", (int)table_len, table_text ? (const char *)table_text : "");
+    gossip_merged++;
+    free(out);
+    free(table_text);
+done:
+    end_case();
+    free(name);
+    free(a);
+    free(b);
+    free(expect);
+    free(merged);
+    return 1;
+}
+
+static int snapshots, gossips;
+static int each_case(const char *dir, const char *line) {
+    (void)dir;
+    size_t len;
+    char *kind = string_member(line, "kind", &len);
+    int n = 0;
+    if (kind != NULL && strcmp(kind, "snapshot") == 0) {
+        snapshots++;
+        n = snapshot_case(line);
+    } else if (kind != NULL && strcmp(kind, "gossip") == 0) {
+        gossips++;
+        n = gossip_case(line);
+    }
+    free(kind);
+    return n;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : getenv("MEMBRANE_VECTORS");
+    char probe[1024];
+    FILE *f = NULL;
+    if (dir != NULL) {
+        snprintf(probe, sizeof probe, "%s/metadata.jsonl", dir);
+        f = fopen(probe, "r");
+    }
+    if (f == NULL) {
+        printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+        printf("!!! CONFORMANCE VECTORS NOT FOUND at %s\n", dir ? probe : "(no directory given)");
+        printf("!!! Pass the folder holding metadata.jsonl, or set MEMBRANE_VECTORS. This test\n");
+        printf("!!! FAILS rather than pass without checking anything.\n");
+        printf("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\n");
+        printf("test_metadata: 0 passed, 1 failed\n");
+        return 1;
+    }
+    fclose(f);
+    for_lines(dir, "metadata.jsonl", each_case);
+    printf("test_metadata: %d snapshots (%d accepted, %d re-emitted canonically), %d gossip merges (%d merged)\n",
+           snapshots, accepted, reemitted_total, gossips, gossip_merged);
+    if (snapshots == 0 || gossips == 0 || accepted == 0 || gossip_merged == 0) {
+        printf("FAIL: a kind of vector is missing\n");
+        failures++;
+    }
+    printf("test_metadata: %d passed, %d failed\n", passes, failures);
+    return failures == 0 ? 0 : 1;
+}

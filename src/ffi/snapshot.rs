@@ -1,0 +1,392 @@
+//! Cluster snapshots (SPEC §5): checked in one call, parsed (optionally behind the
+//! epoch guard) into caller storage (`mbr_snapshot`) and read through accessors and
+//! indexed strings, re-emitted in the written form (optionally with a new epoch, as a
+//! checkpoint does), and the epoch guard on its own. Files are the caller's business:
+//! the `SnapshotStore` of the Rust API has no C counterpart.
+
+use super::identity::copy_decoded;
+use super::status::mbr_error;
+use super::{boundary, input, invalid, non_null, output, put, Slot};
+use crate::error::Error;
+use crate::json::JsonStr;
+use crate::snapshot::{check_epoch, Snapshot};
+use core::ffi::c_char;
+use core::mem::{align_of, size_of, MaybeUninit};
+
+/// Size in bytes of `mbr_snapshot`.
+pub const MBR_SNAPSHOT_SIZE: usize = 256;
+/// Alignment in bytes of `mbr_snapshot`.
+pub const MBR_SNAPSHOT_ALIGN: usize = 8;
+
+/// A parsed snapshot, in storage the caller owns. Opaque: read it through the
+/// `mbr_snapshot_*` functions. It borrows the JSON text it was parsed from, which must
+/// stay alive and unchanged while it is used; it owns nothing (copy it freely, never
+/// free it). Storage no call has filled is refused with `MBR_INVALID_STATE`.
+#[repr(C)]
+pub struct mbr_snapshot {
+    _opaque: [MaybeUninit<u64>; 32],
+}
+
+const TAG_SNAPSHOT: u64 = 0x6d62_725f_736e_6170; // "mbr_snap"
+
+const _: () = {
+    assert!(size_of::<mbr_snapshot>() == MBR_SNAPSHOT_SIZE);
+    assert!(align_of::<mbr_snapshot>() == MBR_SNAPSHOT_ALIGN);
+    assert!(Slot::<Snapshot<'static>>::fits::<mbr_snapshot>());
+};
+
+/// The scalar values of a snapshot and the sizes of its lists and maps.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_snapshot_info {
+    /// `schema_version` as read: 5 or 2 (written back as 5).
+    pub schema_version: i64,
+    /// `captured_at`, Unix seconds.
+    pub captured_at: f64,
+    /// `cluster_epoch`.
+    pub cluster_epoch: u64,
+    /// `server.request_count`.
+    pub request_count: u64,
+    /// `server.error_count`.
+    pub error_count: u64,
+    /// Entries of `membership`.
+    pub member_count: usize,
+    /// Entries of `shards.primary_map`.
+    pub primary_count: usize,
+    /// Entries of `shards.replica_map`.
+    pub replica_count: usize,
+}
+
+/// The non-string values of one `membership` entry; the `has_*` flags say whether an
+/// optional key was present (the value is 0 / false otherwise).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_member {
+    /// `port`.
+    pub port: u16,
+    /// Whether `cluster_epoch` is present.
+    pub has_cluster_epoch: bool,
+    /// Whether `healthy` is present.
+    pub has_healthy: bool,
+    /// Whether `suspect` is present.
+    pub has_suspect: bool,
+    /// Whether `missed_heartbeats` is present.
+    pub has_missed_heartbeats: bool,
+    /// `healthy`.
+    pub healthy: bool,
+    /// `suspect`.
+    pub suspect: bool,
+    /// `cluster_epoch`.
+    pub cluster_epoch: u64,
+    /// `missed_heartbeats`.
+    pub missed_heartbeats: u64,
+}
+
+/// `membership[index].node_id`, for `mbr_snapshot_string`.
+pub const MBR_SNAPSHOT_MEMBER_NODE_ID: u32 = 1;
+/// `membership[index].host`.
+pub const MBR_SNAPSHOT_MEMBER_HOST: u32 = 2;
+/// The key (content hash) of entry `index` of `shards.primary_map`.
+pub const MBR_SNAPSHOT_PRIMARY_KEY: u32 = 3;
+/// The node id of entry `index` of `shards.primary_map`.
+pub const MBR_SNAPSHOT_PRIMARY_NODE: u32 = 4;
+/// The key (content hash) of entry `index` of `shards.replica_map`.
+pub const MBR_SNAPSHOT_REPLICA_KEY: u32 = 5;
+/// Node `sub_index` of entry `index` of `shards.replica_map`.
+pub const MBR_SNAPSHOT_REPLICA_NODE: u32 = 6;
+
+/// Store `snapshot` in the caller's storage.
+///
+/// # Safety
+/// `out` must be non-NULL, aligned and writable for an `mbr_snapshot`.
+unsafe fn store(out: *mut mbr_snapshot, snapshot: Snapshot<'_>) {
+    // SAFETY: the caller guarantees writable, aligned storage, which fits (asserted above).
+    unsafe { Slot::store(out, TAG_SNAPSHOT, snapshot) }
+}
+
+/// The snapshot in caller storage.
+///
+/// # Safety
+/// `ptr`, if non-NULL, points to an `mbr_snapshot`; if it holds a snapshot, the text it
+/// borrows is alive and unchanged for `'s`.
+unsafe fn snapshot_ref<'s>(ptr: *const mbr_snapshot) -> Result<&'s Snapshot<'s>, Error> {
+    non_null(ptr, "snapshot")?;
+    // SAFETY: forwarded from the caller; snapshots are never mutated in place.
+    unsafe { Slot::<Snapshot<'s>>::shared(ptr, TAG_SNAPSHOT, "snapshot") }
+}
+
+fn out_of_range() -> Error {
+    invalid("index", "index is past the end of the list or map")
+}
+
+/// Call `use_value` with the string `field` of entry `index` (and `sub_index`).
+fn with_string<T>(
+    snapshot: &Snapshot<'_>,
+    field: u32,
+    index: usize,
+    sub_index: usize,
+    use_value: impl FnOnce(JsonStr<'_>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let value = match field {
+        MBR_SNAPSHOT_MEMBER_NODE_ID | MBR_SNAPSHOT_MEMBER_HOST => {
+            let member = snapshot.membership().iter().nth(index).ok_or_else(out_of_range)?;
+            if field == MBR_SNAPSHOT_MEMBER_NODE_ID {
+                member.node_id
+            } else {
+                member.host
+            }
+        }
+        MBR_SNAPSHOT_PRIMARY_KEY | MBR_SNAPSHOT_PRIMARY_NODE => {
+            let (key, node) = snapshot.primary_map().iter().nth(index).ok_or_else(out_of_range)?;
+            if field == MBR_SNAPSHOT_PRIMARY_KEY {
+                key
+            } else {
+                node
+            }
+        }
+        MBR_SNAPSHOT_REPLICA_KEY => snapshot.replica_map().iter().nth(index).ok_or_else(out_of_range)?.0,
+        MBR_SNAPSHOT_REPLICA_NODE => {
+            let (_, nodes) = snapshot.replica_map().iter().nth(index).ok_or_else(out_of_range)?;
+            nodes
+                .iter()
+                .nth(sub_index)
+                .ok_or_else(|| invalid("sub_index", "sub_index is past the end of the node list"))?
+        }
+        _ => return Err(invalid("field", "not an MBR_SNAPSHOT_* string field")),
+    };
+    use_value(value)
+}
+
+/// Validate a snapshot JSON text (SPEC §5); returns the SPEC §8 code, 0 (`MBR_OK`)
+/// when the snapshot is accepted: `MBR_SNAPSHOT_JSON`, `MBR_SNAPSHOT_VERSION` or
+/// `MBR_SNAPSHOT_FIELD`, in that order of precedence.
+///
+/// `(NULL, 0)` is an empty text (`MBR_SNAPSHOT_JSON`); `(NULL, n > 0)` is
+/// `MBR_NULL_POINTER`. For the offset and field of a problem, use `mbr_snapshot_parse`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_check(json: *const u8, len: usize) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        // SAFETY: the caller passes `len` readable bytes.
+        let json = unsafe { input(json, len, "json")? };
+        Snapshot::parse(json).map(|_| ())
+    })
+}
+
+/// Parse and validate a snapshot JSON text (SPEC §5) into `*out`, which then borrows
+/// the text.
+///
+/// Returns `MBR_OK`, a code of `mbr_snapshot_check` (with the byte offset and the field
+/// path, e.g. `membership.port`, in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_parse(
+    json: *const u8,
+    len: usize,
+    out: *mut mbr_snapshot,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes `len` readable bytes that outlive the snapshot.
+        let json = unsafe { input(json, len, "json")? };
+        let snapshot = Snapshot::parse(json)?;
+        // SAFETY: `out` is non-NULL, aligned and writable.
+        unsafe { store(out, snapshot) };
+        Ok(())
+    })
+}
+
+/// `mbr_snapshot_parse` behind the epoch guard (SPEC §5) with live epoch `live_epoch`:
+/// a snapshot whose only problem is a missing `cluster_epoch`, or whose epoch is two or
+/// more behind, is `MBR_STALE_EPOCH` (the caller deletes such a file); any other
+/// problem keeps its own code (the file must then be left alone).
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_parse_guarded(
+    json: *const u8,
+    len: usize,
+    live_epoch: u64,
+    out: *mut mbr_snapshot,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes `len` readable bytes that outlive the snapshot.
+        let json = unsafe { input(json, len, "json")? };
+        let snapshot = Snapshot::parse_guarded(json, live_epoch)?;
+        // SAFETY: `out` is non-NULL, aligned and writable.
+        unsafe { store(out, snapshot) };
+        Ok(())
+    })
+}
+
+/// The epoch guard alone (SPEC §5): `MBR_OK` iff `persisted_epoch >= live_epoch - 1`;
+/// `MBR_STALE_EPOCH` when it is two or more behind, or when `has_persisted_epoch` is
+/// false (the snapshot had no epoch).
+#[no_mangle]
+pub extern "C" fn mbr_snapshot_epoch_check(live_epoch: u64, persisted_epoch: u64, has_persisted_epoch: bool) -> u32 {
+    boundary(core::ptr::null_mut(), || check_epoch(live_epoch, has_persisted_epoch.then_some(persisted_epoch)))
+}
+
+/// The scalar values and counts of a snapshot into `*out`.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_info_get(snapshot: *const mbr_snapshot, out: *mut mbr_snapshot_info) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a valid snapshot.
+        let snapshot = unsafe { snapshot_ref(snapshot)? };
+        let info = mbr_snapshot_info {
+            schema_version: snapshot.schema_version(),
+            captured_at: snapshot.captured_at(),
+            cluster_epoch: snapshot.cluster_epoch(),
+            request_count: snapshot.request_count(),
+            error_count: snapshot.error_count(),
+            member_count: snapshot.membership().len(),
+            primary_count: snapshot.primary_map().len(),
+            replica_count: snapshot.replica_map().len(),
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, info) };
+        Ok(())
+    })
+}
+
+/// The non-string values of `membership[index]` into `*out` (text order; each call
+/// walks the list from the start).
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (index past the end), `MBR_INVALID_STATE`
+/// or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_member(snapshot: *const mbr_snapshot, index: usize, out: *mut mbr_member) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a valid snapshot.
+        let snapshot = unsafe { snapshot_ref(snapshot)? };
+        let member = snapshot.membership().iter().nth(index).ok_or_else(out_of_range)?;
+        let value = mbr_member {
+            port: member.port,
+            has_cluster_epoch: member.cluster_epoch.is_some(),
+            has_healthy: member.healthy.is_some(),
+            has_suspect: member.suspect.is_some(),
+            has_missed_heartbeats: member.missed_heartbeats.is_some(),
+            healthy: member.healthy.unwrap_or(false),
+            suspect: member.suspect.unwrap_or(false),
+            cluster_epoch: member.cluster_epoch.unwrap_or(0),
+            missed_heartbeats: member.missed_heartbeats.unwrap_or(0),
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, value) };
+        Ok(())
+    })
+}
+
+/// The number of node ids of entry `index` of `shards.replica_map` into `*out`.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (index past the end), `MBR_INVALID_STATE`
+/// or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_replica_len(snapshot: *const mbr_snapshot, index: usize, out: *mut usize) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a valid snapshot.
+        let snapshot = unsafe { snapshot_ref(snapshot)? };
+        let (_, nodes) = snapshot.replica_map().iter().nth(index).ok_or_else(out_of_range)?;
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, nodes.len()) };
+        Ok(())
+    })
+}
+
+/// Copy the decoded (unescaped) UTF-8 value of a string (`MBR_SNAPSHOT_MEMBER_NODE_ID`,
+/// `..._MEMBER_HOST`, `..._PRIMARY_KEY`, `..._PRIMARY_NODE`, `..._REPLICA_KEY`: entry
+/// `index`; `..._REPLICA_NODE`: node `sub_index` of entry `index`; `sub_index` is
+/// ignored otherwise) and a NUL into `buf` (`capacity` bytes); `*out_len` gets its
+/// length without the NUL. Entries are in text order; each call walks from the start,
+/// so reading a whole map this way is quadratic — fine for the few entries of a
+/// membership list, slow for maps of many thousands.
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` includes the NUL),
+/// `MBR_INVALID_ARGUMENT` (unknown field, index past the end), `MBR_INVALID_STATE` or
+/// `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_string(
+    snapshot: *const mbr_snapshot,
+    field: u32,
+    index: usize,
+    sub_index: usize,
+    buf: *mut c_char,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out_len, "out_len")?;
+        // SAFETY: the caller passes a valid snapshot and `capacity` writable bytes.
+        let (snapshot, buf) = unsafe { (snapshot_ref(snapshot)?, output(buf.cast(), capacity, "buf")?) };
+        let written = with_string(snapshot, field, index, sub_index, |value| copy_decoded(&value, buf))?;
+        // SAFETY: `out_len` is non-NULL and writable.
+        unsafe { put(out_len, written) };
+        Ok(())
+    })
+}
+
+/// Set the `cluster_epoch` of a parsed snapshot (what a checkpoint writes after bumping
+/// its live epoch).
+///
+/// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_set_cluster_epoch(snapshot: *mut mbr_snapshot, cluster_epoch: u64) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(snapshot, "snapshot")?;
+        // SAFETY: the caller passes a valid snapshot, not in use elsewhere.
+        let value = unsafe { Slot::<Snapshot<'static>>::live(snapshot, TAG_SNAPSHOT, "snapshot")? };
+        *value = value.with_cluster_epoch(cluster_epoch);
+        Ok(())
+    })
+}
+
+/// Whether the text the snapshot was parsed from is byte for byte its written form.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_is_canonical(snapshot: *const mbr_snapshot, out: *mut bool) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a valid snapshot.
+        let snapshot = unsafe { snapshot_ref(snapshot)? };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, snapshot.is_canonical()) };
+        Ok(())
+    })
+}
+
+/// Write the snapshot in the SPEC §5 form (`schema_version` 5, keys sorted, `", "` /
+/// `": "`, ASCII escaping, floats as Python `repr`; unknown keys are not written) into
+/// `buf` (`capacity` bytes, no NUL); `*out_len` gets its length. `buf` must not
+/// overlap the text the snapshot borrows.
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error`; `(NULL, 0)` asks for
+/// the length), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_write(
+    snapshot: *const mbr_snapshot,
+    buf: *mut u8,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out_len, "out_len")?;
+        // SAFETY: the caller passes a valid snapshot and `capacity` writable bytes that
+        // do not overlap what it borrows.
+        let (snapshot, buf) = unsafe { (snapshot_ref(snapshot)?, output(buf, capacity, "buf")?) };
+        let needed = snapshot.encoded_len();
+        if buf.len() < needed {
+            return Err(Error::buffer_too_small(needed as u64).in_field("buf"));
+        }
+        let written = snapshot.write_into(buf)?;
+        // SAFETY: `out_len` is non-NULL and writable.
+        unsafe { put(out_len, written) };
+        Ok(())
+    })
+}
