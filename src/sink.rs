@@ -84,6 +84,38 @@ impl ByteSink for CountingSink {
     }
 }
 
+// ---- the three things every writer offers, written once ----
+//
+// Each writer has one generic `write_to(sink)`; these turn it into "how long is it",
+// "write it into this buffer" and "is this text exactly what it writes".
+
+/// Length in bytes of what `write` produces.
+pub(crate) fn encoded_len_of(write: impl FnOnce(&mut CountingSink) -> Result<(), Infallible>) -> usize {
+    let mut counter = CountingSink::default();
+    let Ok(()) = write(&mut counter);
+    usize::try_from(counter.0).unwrap_or(usize::MAX)
+}
+
+/// Write `len` bytes (as [`encoded_len_of`] measured them) into `out`: the length, or
+/// `buffer_too_small` with the length needed and `out` untouched.
+pub(crate) fn write_into_checked(
+    out: &mut [u8],
+    len: usize,
+    write: impl FnOnce(&mut SliceSink<'_>) -> Result<(), BufferFull>,
+) -> Result<usize, crate::error::Error> {
+    let too_small = crate::error::Error::buffer_too_small(len as u64);
+    let target = out.get_mut(..len).ok_or(too_small)?;
+    let mut sink = SliceSink::new(target);
+    write(&mut sink).map_err(|_| too_small)?;
+    Ok(sink.len())
+}
+
+/// Whether `write` produces exactly `expected`.
+pub(crate) fn writes_exactly(expected: &[u8], write: impl FnOnce(&mut CompareSink<'_>) -> Result<(), Differs>) -> bool {
+    let mut compare = CompareSink::new(expected);
+    write(&mut compare).is_ok() && compare.is_complete()
+}
+
 /// Compares what is written with an expected text and stops at the first difference.
 #[derive(Debug)]
 pub(crate) struct CompareSink<'e> {

@@ -8,7 +8,7 @@ use crate::hlc::Hlc;
 use crate::identity::{write_u64, PayloadIdentity};
 use crate::json::{write_escaped, JsonStr};
 use crate::pyfloat::write_repr;
-use crate::sink::{ByteSink, CompareSink, CountingSink, SliceSink};
+use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
 
 impl FragmentMessage<'_> {
     /// Write the `to_bytes` text: keys in table order, separators `", "` and `": "`,
@@ -56,31 +56,20 @@ impl FragmentMessage<'_> {
 
     /// Length in bytes of the `to_bytes` text.
     pub fn encoded_len(&self) -> usize {
-        let mut counter = CountingSink::default();
-        let Ok(()) = self.write_to(&mut counter);
-        usize::try_from(counter.0).unwrap_or(usize::MAX)
+        encoded_len_of(|sink| self.write_to(sink))
     }
 
     /// Write the `to_bytes` text into `out`; returns its length, or
-    /// `buffer_too_small` with the length needed (nothing useful is left in `out`
-    /// then).
+    /// `buffer_too_small` with the length needed (and `out` untouched).
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, Error> {
-        let mut sink = SliceSink::new(out);
-        match self.write_to(&mut sink) {
-            Ok(()) => Ok(sink.len()),
-            Err(_) => Err(Error::buffer_too_small(self.encoded_len() as u64)),
-        }
+        write_into_checked(out, self.encoded_len(), |sink| self.write_to(sink))
     }
 
     /// Whether the text this message was parsed from is byte for byte what
     /// [`write_to`](Self::write_to) emits (the original `to_bytes` output). Built
     /// messages are canonical by construction.
     pub fn is_canonical(&self) -> bool {
-        let Some(source) = self.source else {
-            return true;
-        };
-        let mut compare = CompareSink::new(source);
-        self.write_to(&mut compare).is_ok() && compare.is_complete()
+        self.source.is_none_or(|source| writes_exactly(source, |sink| self.write_to(sink)))
     }
 }
 

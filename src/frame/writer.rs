@@ -6,7 +6,7 @@ use super::reader::frame_len;
 use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::identity::PayloadIdentity;
-use crate::sink::{BufferedSink, ByteSink, SliceSink};
+use crate::sink::{write_into_checked, BufferedSink, ByteSink, SliceSink};
 use core::fmt;
 use sha2::{Digest, Sha256};
 use zerocopy::IntoBytes;
@@ -86,12 +86,7 @@ impl<'i, 'a> FrameEncoder<'i, 'a> {
     /// Write the head into `out`; returns its length, or `buffer_too_small` (with
     /// `out` untouched).
     pub fn write_head(&self, out: &mut [u8]) -> Result<usize, Error> {
-        let Some(out) = out.get_mut(..self.head_len()) else {
-            return Err(Error::buffer_too_small(self.head_len() as u64));
-        };
-        let mut sink = SliceSink::new(out);
-        self.write_head_to(&mut sink).map_err(|_| Error::buffer_too_small(self.head_len() as u64))?;
-        Ok(sink.len())
+        write_into_checked(out, self.head_len(), |sink| self.write_head_to(sink))
     }
 }
 

@@ -4,7 +4,7 @@ use super::{InclusiveRange, PayloadIdentity};
 use crate::digest::Sha256Digest;
 use crate::error::Error;
 use crate::json::write_escaped;
-use crate::sink::{ByteSink, CompareSink, CountingSink, SliceSink};
+use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
 use sha2::{Digest, Sha256};
 
 /// Write a non-negative integer in shortest decimal form.
@@ -129,21 +129,13 @@ impl PayloadIdentity<'_> {
         if let (true, Some(source)) = (self.source_is_canonical, self.source) {
             return source.len();
         }
-        let mut counter = CountingSink::default();
-        let Ok(()) = self.write_canonical(&mut counter);
-        counter.0 as usize
+        encoded_len_of(|sink| self.write_canonical(sink))
     }
 
     /// Write the canonical serialisation into `out`; returns the length written, or
     /// `buffer_too_small` with the length needed (and `out` untouched).
     pub fn write_canonical_into(&self, out: &mut [u8]) -> Result<usize, Error> {
-        let needed = self.canonical_len();
-        let Some(out) = out.get_mut(..needed) else {
-            return Err(Error::buffer_too_small(needed as u64));
-        };
-        let mut sink = SliceSink::new(out);
-        self.write_canonical(&mut sink).map_err(|_| Error::buffer_too_small(needed as u64))?;
-        Ok(sink.len())
+        write_into_checked(out, self.canonical_len(), |sink| self.write_canonical(sink))
     }
 
     /// Whether the stored text is byte for byte the canonical serialisation. Built
@@ -153,11 +145,7 @@ impl PayloadIdentity<'_> {
     }
 
     fn is_canonical_source(&self) -> bool {
-        let Some(source) = self.source else {
-            return false;
-        };
-        let mut compare = CompareSink::new(source);
-        self.write_canonical(&mut compare).is_ok() && compare.is_complete()
+        self.source.is_some_and(|source| writes_exactly(source, |sink| self.write_canonical(sink)))
     }
 
     /// SHA-256 of the canonical serialisation. When parsing proved the stored text

@@ -6,7 +6,7 @@ use crate::identity::write_u64;
 use crate::json::keys::for_each_sorted;
 use crate::json::{write_escaped, JsonStr};
 use crate::pyfloat::write_repr;
-use crate::sink::{ByteSink, CompareSink, CountingSink, SliceSink};
+use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
 
 impl Snapshot<'_> {
     /// Write the snapshot: keys sorted at every level, separators `", "` / `": "`, ASCII
@@ -39,30 +39,20 @@ impl Snapshot<'_> {
 
     /// Length in bytes of the written snapshot.
     pub fn encoded_len(&self) -> usize {
-        let mut counter = CountingSink::default();
-        let Ok(()) = self.write_to(&mut counter);
-        usize::try_from(counter.0).unwrap_or(usize::MAX)
+        encoded_len_of(|sink| self.write_to(sink))
     }
 
     /// Write the snapshot into `out`; its length, or `buffer_too_small` with the
-    /// length needed.
+    /// length needed (and `out` untouched).
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, Error> {
-        let mut sink = SliceSink::new(out);
-        match self.write_to(&mut sink) {
-            Ok(()) => Ok(sink.len()),
-            Err(_) => Err(Error::buffer_too_small(self.encoded_len() as u64)),
-        }
+        write_into_checked(out, self.encoded_len(), |sink| self.write_to(sink))
     }
 
     /// Whether the text this snapshot was parsed from is byte for byte what
     /// [`write_to`](Self::write_to) emits. Built snapshots are canonical by
     /// construction.
     pub fn is_canonical(&self) -> bool {
-        let Some(source) = self.source else {
-            return true;
-        };
-        let mut compare = CompareSink::new(source);
-        self.write_to(&mut compare).is_ok() && compare.is_complete()
+        self.source.is_none_or(|source| writes_exactly(source, |sink| self.write_to(sink)))
     }
 }
 

@@ -10,7 +10,7 @@ use super::field_error;
 use crate::error::{Error, ErrorCode};
 use crate::json::{write_escaped, Event, JsonError, JsonStr, Limits, Reader};
 use crate::pyfloat::write_repr;
-use crate::sink::{ByteSink, CountingSink, SliceSink};
+use crate::sink::{encoded_len_of, write_into_checked, ByteSink};
 use crate::table::{is_valid_id, is_valid_json_id};
 
 /// Key table of the op-body readers: the body's keys plus room for unknown ones.
@@ -194,18 +194,13 @@ impl<'a> OpTombstone<'a> {
 
     /// Length in bytes of the written body.
     pub fn encoded_len(&self) -> usize {
-        let mut counter = CountingSink::default();
-        let Ok(()) = self.write_to(&mut counter);
-        usize::try_from(counter.0).unwrap_or(usize::MAX)
+        encoded_len_of(|sink| self.write_to(sink))
     }
 
-    /// Write the body into `out`; its length, or `buffer_too_small` with the length needed.
+    /// Write the body into `out`; its length, or `buffer_too_small` with the length needed
+    /// (and `out` untouched).
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, Error> {
-        let mut sink = SliceSink::new(out);
-        match self.write_to(&mut sink) {
-            Ok(()) => Ok(sink.len()),
-            Err(_) => Err(Error::buffer_too_small(self.encoded_len() as u64)),
-        }
+        write_into_checked(out, self.encoded_len(), |sink| self.write_to(sink))
     }
 }
 
@@ -306,18 +301,13 @@ impl<'a> OpDelete<'a> {
 
     /// Length in bytes of the written body.
     pub fn encoded_len(&self) -> usize {
-        let mut counter = CountingSink::default();
-        let Ok(()) = self.write_to(&mut counter);
-        usize::try_from(counter.0).unwrap_or(usize::MAX)
+        encoded_len_of(|sink| self.write_to(sink))
     }
 
-    /// Write the body into `out`; its length, or `buffer_too_small` with the length needed.
+    /// Write the body into `out`; its length, or `buffer_too_small` with the length needed
+    /// (and `out` untouched).
     pub fn write_into(&self, out: &mut [u8]) -> Result<usize, Error> {
-        let mut sink = SliceSink::new(out);
-        match self.write_to(&mut sink) {
-            Ok(()) => Ok(sink.len()),
-            Err(_) => Err(Error::buffer_too_small(self.encoded_len() as u64)),
-        }
+        write_into_checked(out, self.encoded_len(), |sink| self.write_to(sink))
     }
 }
 
