@@ -221,7 +221,10 @@ impl<'b> StreamVerifier<'b> {
             return Err(err);
         }
         if self.options.level >= VerifyLevel::Trailer || (self.stage == Stage::Head && self.head_remaining() > 0) {
-            return Err(Error::new(ErrorCode::InvalidState, "only bytes past the head can be skipped, below the trailer level"));
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                "only bytes past the head can be skipped, below the trailer level",
+            ));
         }
         let result = self.consume(Chunk::Skipped(n));
         if let Err(err) = result {

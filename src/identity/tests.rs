@@ -99,7 +99,8 @@ fn canonical_spelling_is_recognised_at_parse_time_only_when_exact() {
     let identity = PayloadIdentity::parse(canonical.as_bytes()).unwrap();
     assert!(identity.source_is_canonical && identity.is_canonical());
     // Spellings the fast reader takes but that are not the canonical bytes.
-    for (from, to) in [(r#""m""#, r#""\u006d""#), (r#""m""#, "\"m\u{e9}\""), ("[1]", "[-0]"), (r#""t""#, "\"t\u{7f}\"")] {
+    for (from, to) in [(r#""m""#, r#""\u006d""#), (r#""m""#, "\"m\u{e9}\""), ("[1]", "[-0]"), (r#""t""#, "\"t\u{7f}\"")]
+    {
         let text = canonical.replacen(from, to, 1);
         let identity = PayloadIdentity::parse(text.as_bytes()).unwrap();
         assert!(!identity.source_is_canonical, "{text}");
