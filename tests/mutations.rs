@@ -244,6 +244,8 @@ struct Tally {
     mutants: u64,
     rejected: u64,
     different_identity: u64,
+    same_identity: u64,
+    accepted_unread: u64,
     by_region: HashMap<&'static str, (u64, HashMap<&'static str, u64>)>,
 }
 
@@ -291,7 +293,13 @@ impl Tally {
                         assert_eq!(same_value, same_fingerprint, "{}: identity value vs fingerprint", context());
                         if !same_value {
                             self.different_identity += 1;
+                        } else if region == "identity_json" {
+                            self.same_identity += 1;
+                        } else {
+                            self.accepted_unread += 1;
                         }
+                    } else {
+                        self.accepted_unread += 1;
                     }
                     assert!(
                         region == "identity_json" || level == VerifyLevel::Layout || level == VerifyLevel::Identity,
@@ -384,8 +392,10 @@ fn every_truncation_and_single_bit_flip_is_refused_as_predicted() {
         println!("mutations: {region}: {count} mutants in {:.1?}: {codes:?}", times[region]);
     }
     println!(
-        "mutations: {} mutants of {frames} valid frames, {} rejected as predicted, {} read as a different identity \
-         (identity JSON flips), the rest accepted at levels that do not read the flipped bytes, as predicted",
-        tally.mutants, tally.rejected, tally.different_identity
+        "mutations: {} mutants of {frames} valid frames, {} rejected as predicted, {} identity JSON flips read as a \
+         different identity and {} as the same value spelled differently (whitespace, escape case), {} accepted at \
+         levels that do not read the flipped bytes; all as predicted",
+        tally.mutants, tally.rejected, tally.different_identity, tally.same_identity, tally.accepted_unread
     );
+    assert_eq!(tally.rejected + tally.different_identity + tally.same_identity + tally.accepted_unread, tally.mutants);
 }

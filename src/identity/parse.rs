@@ -459,6 +459,9 @@ mod fast_path_tests {
     }
 
     #[test]
+    // Exhaustive loops over safe code: minutes under Miri, and the same paths run there
+    // through the other tests; the normal test run keeps them.
+    #[cfg_attr(miri, ignore = "minutes under Miri")]
     fn every_one_byte_change_agrees_with_the_general_reader() {
         let base = HELLO.as_bytes();
         let mut accepted = 0;

@@ -13,6 +13,7 @@
 //! value is `D × 10^e`:
 //! * Fast path (Clinger): `D <= 2^53` and `|e| <= 22` (or `D × 10^(e-22)` still exact):
 //!   one IEEE multiplication or division of two exact values, hence correctly rounded.
+//! * `D < 2^64` and `|e| <= 27`: the exact forms below in `u128` arithmetic.
 //! * Otherwise exactly, with fixed-size big integers (`2^e` factored out of `10^e`):
 //!   `e >= 0`: the top 64 bits of `D × 5^e` and whether any bit below is set;
 //!   `e < 0`: 64–65 quotient bits of `D·2^k / 5^-e` and whether the remainder is 0.
@@ -41,8 +42,6 @@ const POW10: [f64; 23] = [
 
 /// `5^27`, the largest power of five in a `u64`.
 const POW5_27: u64 = 7_450_580_596_923_828_125;
-
-/// `5^0 ..= 5^27`.
 
 /// A fixed-capacity unsigned big integer, little-endian limbs. Operations that would
 /// need more than [`LIMBS`] limbs set `overflow` instead of panicking; the bounds in the
@@ -438,6 +437,7 @@ fn magnitude(token: &str) -> Option<Option<f64>> {
     Some(big(long.big, exp))
 }
 
+/// `5^0 ..= 5^27`.
 const POW5: [u64; 28] = [
     1,
     5,

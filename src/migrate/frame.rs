@@ -157,6 +157,9 @@ mod tests {
     }
 
     #[test]
+    // Exhaustive loops over safe code: minutes under Miri, and the same paths run there
+    // through the other tests; the normal test run keeps them.
+    #[cfg_attr(miri, ignore = "minutes under Miri")]
     fn the_dry_run_agrees_with_the_reader_on_every_single_byte_corruption() {
         let v5 = v5_frame();
         for level in [VerifyLevel::Trailer, VerifyLevel::Full] {
