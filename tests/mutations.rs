@@ -393,7 +393,7 @@ fn every_truncation_and_single_bit_flip_is_refused_as_predicted() {
     }
     println!(
         "mutations: {} mutants of {frames} valid frames, {} rejected as predicted, {} identity JSON flips read as a \
-         different identity and {} as the same value spelled differently (whitespace, escape case), {} accepted at \
+         different identity and {} as the same value spelled differently (a `\\u` escape's hex digit in upper case), {} accepted at \
          levels that do not read the flipped bytes; all as predicted",
         tally.mutants, tally.rejected, tally.different_identity, tally.same_identity, tally.accepted_unread
     );
