@@ -86,10 +86,10 @@ else
     loud "no nightly toolchain with Miri here: undefined-behaviour check did not run"
 fi
 
-# Fuzzing smoke run: every cargo-fuzz target for 20 s, two at a time (about five minutes
+# Fuzzing smoke run: every cargo-fuzz target for 30 s, two at a time (about five minutes
 # with the build). The longer campaign is recorded in docs/reliability.md.
 if cargo +nightly fuzz --version >/dev/null 2>&1; then
-    step "fuzz: every cargo-fuzz target, 20 s each (seeded from the vectors)" bash scripts/fuzz.sh 20 2
+    step "fuzz: every cargo-fuzz target, 30 s each (seeded from the vectors)" bash scripts/fuzz.sh 30 2
 else
     loud "cargo-fuzz or nightly is missing: the fuzz targets did not run (.ci/run installs cargo-fuzz)"
 fi

@@ -68,7 +68,8 @@ fn ffi_paths_do_not_allocate() {
     let mut head = [0u8; 1024];
     let mut chunked = [0u8; 1024];
     let mut identity_buf = [0u8; 4096];
-    let mut text = [0 as std::ffi::c_char; 64];
+    // 64 hex digits and a NUL: the size `mbr_identity_fingerprint_hex` writes.
+    let mut text = [0 as std::ffi::c_char; 65];
     let mut dims = [0i64; MBR_MAX_SHAPE_DIMS];
     let before = allocations();
     // SAFETY: every pointer below is valid for what the C ABI reads or writes.
@@ -82,6 +83,8 @@ fn ffi_paths_do_not_allocate() {
         assert_eq!(mbr_sha256(payload.as_ptr(), payload.len(), digest.as_mut_ptr()), MBR_OK);
         assert_eq!(mbr_identity_fingerprint(&identity, digest.as_mut_ptr()), MBR_OK);
         assert_eq!(mbr_identity_fingerprint_hex(json.as_ptr(), json.len(), text.as_mut_ptr()), MBR_OK);
+        assert_eq!(text[64], 0, "the hex text is NUL-terminated at byte 64");
+        assert!(text[..64].iter().all(|&c| (c as u8).is_ascii_hexdigit() && !(c as u8).is_ascii_uppercase()));
         assert_eq!(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, text.as_mut_ptr(), text.len(), &mut n), MBR_OK);
         assert_eq!(mbr_identity_shape(&identity, dims.as_mut_ptr(), dims.len(), &mut n), MBR_OK);
         assert_eq!(mbr_identity_dtype(&identity, &mut u), MBR_OK);

@@ -74,7 +74,9 @@ pub struct mbr_streamed_frame {
 /// Start (or restart) verifying a frame with `options` (level, exact or prefix mode,
 /// limits). `identity_buf` (`identity_capacity` bytes; `(NULL, 0)` at the layout
 /// level) keeps the identity: at the identity level and above it must hold the whole
-/// identity, else feeding fails with `MBR_BUFFER_TOO_SMALL`.
+/// identity, else feeding fails with `MBR_BUFFER_TOO_SMALL` once the whole head has
+/// arrived (a stream that ends inside the head gets `MBR_IDENTITY_OVERRUN` from finish,
+/// as the one-shot reader would say).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (unknown level or mode) or
 /// `MBR_NULL_POINTER`. `*verifier` is initialised only on success.

@@ -155,7 +155,9 @@ impl StreamedFrame<'_> {
 impl<'b> StreamVerifier<'b> {
     /// A verifier that keeps the identity in `identity_buf`. At the identity level and
     /// above the buffer must hold the whole identity (at most `options.identity_limit`
-    /// bytes), else `feed` fails with `buffer_too_small`.
+    /// bytes), else `feed` fails with `buffer_too_small` once the whole head is in. Not
+    /// earlier: until then the declared length may be damage in a stream that ends
+    /// short, which the one-shot reader calls `identity_overrun`, and so does `finish`.
     pub fn new(options: ReadOptions, mode: ParseMode, identity_buf: &'b mut [u8]) -> StreamVerifier<'b> {
         StreamVerifier {
             options,
@@ -333,18 +335,8 @@ impl<'b> StreamVerifier<'b> {
             *slot = byte;
         }
         if at + 1 == MIN_FRAME_PREFIX as u64 {
-            self.check_header_and_buffer()?;
-        }
-        Ok(())
-    }
-
-    fn check_header_and_buffer(&self) -> Result<(), Error> {
-        let header = FrameHeader::read(&self.header).copied().unwrap_or_else(|| FrameHeader::v5(0));
-        check_header(&header)?;
-        let fits_limit = self.identity_len <= u64::from(self.options.identity_limit);
-        let fits_buffer = self.identity_len <= self.identity_buf.len() as u64;
-        if fits_limit && !fits_buffer && self.options.level >= VerifyLevel::Identity {
-            return Err(Error::buffer_too_small(self.identity_len).in_field("identity_buf"));
+            let header = FrameHeader::read(&self.header).copied().unwrap_or_else(|| FrameHeader::v5(0));
+            check_header(&header)?;
         }
         Ok(())
     }
@@ -355,6 +347,9 @@ impl<'b> StreamVerifier<'b> {
             Stage::Head => {
                 // identity_len came from a u32 field.
                 check_identity_limit(self.identity_len as u32, &self.options)?;
+                if self.options.level >= VerifyLevel::Identity && self.identity_len > self.identity_buf.len() as u64 {
+                    return Err(Error::buffer_too_small(self.identity_len).in_field("identity_buf"));
+                }
                 if self.options.level >= VerifyLevel::Identity {
                     parse_identity(self.identity_json().unwrap_or(&[]), &self.options)?;
                 }

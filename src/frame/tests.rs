@@ -118,6 +118,20 @@ fn streaming_needs_room_for_the_identity() {
 }
 
 #[test]
+fn a_stream_cut_short_is_an_overrun_even_with_a_small_identity_buffer() {
+    // The declared identity does not fit the buffer, but the stream ends inside it: the
+    // bytes are damaged or cut, as the one-shot reader says, not the caller's buffer.
+    let bytes = frame();
+    let cut = &bytes[..30];
+    let mut tiny = [0u8; 8];
+    let mut verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut tiny);
+    assert!(matches!(verifier.feed(cut), Ok(StreamStatus::NeedMore(_))));
+    let one_shot = Frame::parse_exact(cut, &ReadOptions::new()).unwrap_err().code();
+    assert_eq!(one_shot, ErrorCode::IdentityOverrun);
+    assert_eq!(verifier.finish().unwrap_err().code(), one_shot);
+}
+
+#[test]
 fn encoders_agree_and_report_sizes() {
     let bytes = frame();
     let parsed = Frame::parse(&bytes).unwrap();
