@@ -108,7 +108,7 @@ null_coverage() {
 
 have_tools() {
     missing=""
-    for tool in "$CC" "$CXX" cmake pkg-config valgrind; do
+    for tool in "$CC" "$CXX" cmake pkg-config valgrind readelf; do
         command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
     done
     [ -z "$missing" ] || { echo "missing:$missing (run c-examples/install-deps.sh)"; return 1; }
@@ -140,6 +140,12 @@ pkgconfig_build() {
             -o "$BUILD/pkgconfig-bin/validate_mmap_static" || return 1
     # The shared build really loads the installed library; the static one needs none.
     ldd "$BUILD/pkgconfig-bin/validate_mmap_shared" | grep "$stage/lib/libmembrane_frame.so" || return 1
+    # It records the SONAME, which the installed link resolves to the versioned file.
+    soname=$(readelf -d "$stage/lib/libmembrane_frame.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    echo "SONAME: ${soname:-none}"
+    case $soname in libmembrane_frame.so.[0-9]*) ;; *) return 1 ;; esac
+    readelf -d "$BUILD/pkgconfig-bin/validate_mmap_shared" | grep -F "(NEEDED)" | grep -F "[$soname]" || return 1
+    [ -L "$stage/lib/$soname" ] && [ -f "$(readlink -f "$stage/lib/$soname")" ] || return 1
     if ldd "$BUILD/pkgconfig-bin/validate_mmap_static" | grep -q membrane_frame; then return 1; fi
     "$BUILD/pkgconfig-bin/validate_mmap_shared" "$RUN/static.bin" && "$BUILD/pkgconfig-bin/validate_mmap_static" "$RUN/static.bin"
 }
@@ -153,7 +159,7 @@ if [ ! -f "$MEMBRANE_VECTORS/frames.jsonl" ]; then
     echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
 fi
 
-step "tools: cc, c++, cmake, pkg-config, valgrind" have_tools
+step "tools: cc, c++, cmake, pkg-config, valgrind, readelf" have_tools
 step "cargo rustc --release --crate-type staticlib,cdylib (libmembrane_frame.a, .so)" "$MAKE" --no-print-directory lib
 step "make: every program, static + shared + ASan/UBSan builds" "$MAKE" --no-print-directory -j 2 variants
 step "make: membrane_frame.h as C99, C11, C++17 (+ hpp, with and without exceptions), -Werror" \
