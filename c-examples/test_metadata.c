@@ -56,6 +56,52 @@ static int same_name(uint32_t status, const char *want) { return strcmp(mbr_stat
 
 static int accepted, reemitted_total, gossip_merged;
 
+/* Walk one list or map with a cursor: every string of every entry equals what the
+ * indexed accessor gives for the same index, and the count equals `count`. */
+static void check_cursor(const char *name, const mbr_snapshot *snap, uint32_t list, size_t count) {
+    static const uint32_t fields[4][2] = {{0, 0},
+                                          {MBR_SNAPSHOT_MEMBER_NODE_ID, MBR_SNAPSHOT_MEMBER_HOST},
+                                          {MBR_SNAPSHOT_PRIMARY_KEY, MBR_SNAPSHOT_PRIMARY_NODE},
+                                          {MBR_SNAPSHOT_REPLICA_KEY, MBR_SNAPSHOT_REPLICA_KEY}};
+    mbr_snapshot_cursor cursor;
+    if (mbr_snapshot_cursor_init(snap, list, &cursor) != MBR_OK) {
+        fail(name, "mbr_snapshot_cursor_init(%u)", list);
+        return;
+    }
+    char a[MBR_ID_BUF_SIZE], b[MBR_ID_BUF_SIZE];
+    size_t alen, blen, index = 0;
+    bool more = false;
+    while (mbr_snapshot_cursor_next(&cursor, &more) == MBR_OK && more) {
+        for (int f = 0; f < 2; f++) {
+            uint32_t field = fields[list][f];
+            if (mbr_snapshot_cursor_string(&cursor, field, 0, a, sizeof a, &alen, NULL) != MBR_OK ||
+                mbr_snapshot_string(snap, field, index, 0, b, sizeof b, &blen, NULL) != MBR_OK || alen != blen ||
+                memcmp(a, b, alen + 1) != 0)
+                fail(name, "cursor list %u entry %zu field %u differs from the indexed value", list, index, field);
+        }
+        if (list == MBR_SNAPSHOT_MEMBERSHIP) {
+            mbr_member x, y;
+            if (mbr_snapshot_cursor_member(&cursor, &x) != MBR_OK || mbr_snapshot_member(snap, index, &y) != MBR_OK ||
+                x.port != y.port || x.cluster_epoch != y.cluster_epoch || x.healthy != y.healthy ||
+                x.has_healthy != y.has_healthy || x.missed_heartbeats != y.missed_heartbeats)
+                fail(name, "cursor member %zu differs", index);
+        }
+        if (list == MBR_SNAPSHOT_REPLICA_MAP) {
+            size_t nodes = 0, want = 0;
+            if (mbr_snapshot_cursor_replica_len(&cursor, &nodes) != MBR_OK ||
+                mbr_snapshot_replica_len(snap, index, &want) != MBR_OK || nodes != want)
+                fail(name, "cursor replica %zu: node count", index);
+            for (size_t j = 0; j < nodes; j++)
+                if (mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_REPLICA_NODE, j, a, sizeof a, &alen, NULL) != MBR_OK ||
+                    mbr_snapshot_string(snap, MBR_SNAPSHOT_REPLICA_NODE, index, j, b, sizeof b, &blen, NULL) != MBR_OK ||
+                    alen != blen || memcmp(a, b, alen + 1) != 0)
+                    fail(name, "cursor replica %zu node %zu differs", index, j);
+        }
+        index++;
+    }
+    if (more || index != count) fail(name, "cursor list %u: %zu entries, info says %zu", list, index, count);
+}
+
 static void check_snapshot_values(const char *name, const mbr_snapshot *snap) {
     mbr_snapshot_info info;
     if (mbr_snapshot_info_get(snap, &info) != MBR_OK) {
@@ -88,6 +134,9 @@ static void check_snapshot_values(const char *name, const mbr_snapshot *snap) {
             mbr_snapshot_string(snap, MBR_SNAPSHOT_REPLICA_NODE, i, nodes, buf, sizeof buf, &len, NULL) != MBR_INVALID_ARGUMENT)
             fail(name, "replica node past the end");
     }
+    check_cursor(name, snap, MBR_SNAPSHOT_MEMBERSHIP, info.member_count);
+    check_cursor(name, snap, MBR_SNAPSHOT_PRIMARY_MAP, info.primary_count);
+    check_cursor(name, snap, MBR_SNAPSHOT_REPLICA_MAP, info.replica_count);
 }
 
 static int snapshot_case(const char *line) {

@@ -142,6 +142,65 @@ static void metadata(void) {
     EXPECT_TRUE(strcmp(id, "n3") == 0);
     EXPECT(mbr_snapshot_string(&snap, MBR_SNAPSHOT_REPLICA_NODE, 0, 2, id, sizeof id, &n, NULL), MBR_INVALID_ARGUMENT);
 
+    /* The cursor: one pass over a list or map. */
+    mbr_snapshot_cursor cursor, zeroed_cursor;
+    memset(&zeroed_cursor, 0, sizeof zeroed_cursor);
+    POISON(cursor);
+    EXPECT(mbr_snapshot_cursor_init(NULL, MBR_SNAPSHOT_MEMBERSHIP, &cursor), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_init(&snap, MBR_SNAPSHOT_MEMBERSHIP, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_init(&zeroed, MBR_SNAPSHOT_MEMBERSHIP, &cursor), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_init(&snap, 99, &cursor), MBR_INVALID_ARGUMENT);
+    UNTOUCHED(cursor);
+    EXPECT(mbr_snapshot_cursor_init(&snap, MBR_SNAPSHOT_MEMBERSHIP, &cursor), MBR_OK);
+    POISON(member);
+    EXPECT(mbr_snapshot_cursor_member(&cursor, &member), MBR_INVALID_STATE); /* before the first next */
+    UNTOUCHED(member);
+    EXPECT(mbr_snapshot_cursor_next(NULL, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_next(&cursor, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_next(&zeroed_cursor, &flag), MBR_INVALID_STATE);
+    flag = false;
+    EXPECT(mbr_snapshot_cursor_next(&cursor, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+    EXPECT(mbr_snapshot_cursor_member(NULL, &member), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_member(&cursor, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_member(&zeroed_cursor, &member), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_member(&cursor, &member), MBR_OK);
+    EXPECT_TRUE(member.port == 80 && !member.has_cluster_epoch);
+    n = 12345;
+    EXPECT(mbr_snapshot_cursor_string(NULL, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, id, sizeof id, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, NULL, sizeof id, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, id, sizeof id, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_string(&zeroed_cursor, MBR_SNAPSHOT_MEMBER_HOST, 0, id, sizeof id, &n, NULL),
+           MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_PRIMARY_KEY, 0, id, sizeof id, &n, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, id, 3, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == 4 && n == 12345);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 3 && strcmp(id, "n\xc3\xa9") == 0);
+    EXPECT(mbr_snapshot_cursor_replica_len(&cursor, &n), MBR_INVALID_ARGUMENT); /* a membership cursor */
+    EXPECT(mbr_snapshot_cursor_next(&cursor, &flag), MBR_OK);
+    EXPECT_TRUE(!flag);
+    EXPECT(mbr_snapshot_cursor_next(&cursor, &flag), MBR_OK); /* stays at the end */
+    EXPECT_TRUE(!flag);
+    EXPECT(mbr_snapshot_cursor_member(&cursor, &member), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_init(&snap, MBR_SNAPSHOT_REPLICA_MAP, &cursor), MBR_OK);
+    EXPECT(mbr_snapshot_cursor_next(&cursor, &flag), MBR_OK);
+    EXPECT(mbr_snapshot_cursor_replica_len(NULL, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_replica_len(&cursor, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_replica_len(&zeroed_cursor, &n), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_replica_len(&cursor, &n), MBR_OK);
+    EXPECT_TRUE(n == 2);
+    EXPECT(mbr_snapshot_cursor_member(&cursor, &member), MBR_INVALID_ARGUMENT); /* a map cursor */
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_REPLICA_NODE, 1, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(id, "n3") == 0);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_REPLICA_NODE, 2, id, sizeof id, &n, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_REPLICA_KEY, 0, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(id, "k") == 0);
+    EXPECT(mbr_snapshot_cursor_init(&snap, MBR_SNAPSHOT_PRIMARY_MAP, &cursor), MBR_OK);
+    EXPECT(mbr_snapshot_cursor_next(&cursor, &flag), MBR_OK);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_PRIMARY_NODE, 0, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(id, "n1") == 0);
+
     EXPECT(mbr_snapshot_is_canonical(NULL, &flag), MBR_NULL_POINTER);
     EXPECT(mbr_snapshot_is_canonical(&snap, NULL), MBR_NULL_POINTER);
     EXPECT(mbr_snapshot_is_canonical(&snap, &flag), MBR_OK);

@@ -339,6 +339,31 @@
 #define MBR_SNAPSHOT_REPLICA_NODE 6
 
 /**
+ * `membership`, for `mbr_snapshot_cursor_init`.
+ */
+#define MBR_SNAPSHOT_MEMBERSHIP 1
+
+/**
+ * `shards.primary_map`, for `mbr_snapshot_cursor_init`.
+ */
+#define MBR_SNAPSHOT_PRIMARY_MAP 2
+
+/**
+ * `shards.replica_map`, for `mbr_snapshot_cursor_init`.
+ */
+#define MBR_SNAPSHOT_REPLICA_MAP 3
+
+/**
+ * Size in bytes of `mbr_snapshot_cursor`.
+ */
+#define MBR_SNAPSHOT_CURSOR_SIZE 512
+
+/**
+ * Alignment in bytes of `mbr_snapshot_cursor`.
+ */
+#define MBR_SNAPSHOT_CURSOR_ALIGN 8
+
+/**
  * Success.
  */
 #define MBR_OK 0
@@ -1174,6 +1199,16 @@ typedef struct mbr_member {
 } mbr_member;
 
 /**
+ * A position in one list or map of a snapshot, in storage the caller owns, for reading
+ * a whole map in one pass (the indexed accessors walk from the start on every call).
+ * Opaque. It borrows the snapshot's JSON text (not the `mbr_snapshot`), which must stay
+ * alive and unchanged while it is used; it owns nothing.
+ */
+typedef struct mbr_snapshot_cursor {
+    uint64_t _opaque[64];
+} mbr_snapshot_cursor;
+
+/**
  * A frame being verified as it streams in, in storage the caller owns (a local or a
  * struct member; opaque). Start it with `mbr_stream_verifier_init`. The payload is
  * hashed as it passes and never stored; the identity is kept in the caller's buffer
@@ -1959,7 +1994,7 @@ uint32_t mbr_snapshot_replica_len(const struct mbr_snapshot *snapshot,
  * ignored otherwise) and a NUL into `buf` (`capacity` bytes); `*out_len` gets its
  * length without the NUL. Entries are in text order; each call walks from the start,
  * so reading a whole map this way is quadratic — fine for the few entries of a
- * membership list, slow for maps of many thousands.
+ * membership list; for maps of many entries use `mbr_snapshot_cursor_*`.
  *
  * Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` includes the NUL),
  * `MBR_INVALID_ARGUMENT` (unknown field, index past the end), `MBR_INVALID_STATE` or
@@ -2005,6 +2040,68 @@ uint32_t mbr_snapshot_write(const struct mbr_snapshot *snapshot,
                             size_t capacity,
                             size_t *out_len,
                             struct mbr_error *error);
+
+/**
+ * Start a cursor over one list or map of `snapshot` (`MBR_SNAPSHOT_MEMBERSHIP`,
+ * `MBR_SNAPSHOT_PRIMARY_MAP` or `MBR_SNAPSHOT_REPLICA_MAP`), before its first entry:
+ * call `mbr_snapshot_cursor_next` to move onto it. The cursor borrows the snapshot's
+ * text, not `*snapshot`.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (unknown list), `MBR_INVALID_STATE` (the
+ * snapshot) or `MBR_NULL_POINTER`. `*cursor` is initialised only on success.
+ */
+uint32_t mbr_snapshot_cursor_init(const struct mbr_snapshot *snapshot,
+                                  uint32_t list,
+                                  struct mbr_snapshot_cursor *cursor);
+
+/**
+ * Move the cursor to the next entry (the first, after `mbr_snapshot_cursor_init`);
+ * `*has_entry` says whether there is one. At the end it stays at the end.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_STATE` (not initialised) or `MBR_NULL_POINTER`.
+ */
+uint32_t mbr_snapshot_cursor_next(struct mbr_snapshot_cursor *cursor,
+                                  bool *has_entry);
+
+/**
+ * The non-string values of the member the cursor is on (a `MBR_SNAPSHOT_MEMBERSHIP`
+ * cursor) into `*out`.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a cursor over a map), `MBR_INVALID_STATE`
+ * (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+ */
+uint32_t mbr_snapshot_cursor_member(const struct mbr_snapshot_cursor *cursor,
+                                    struct mbr_member *out);
+
+/**
+ * The number of node ids of the replica entry the cursor is on (a
+ * `MBR_SNAPSHOT_REPLICA_MAP` cursor) into `*out`.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (another list), `MBR_INVALID_STATE` (not
+ * initialised, or not on an entry) or `MBR_NULL_POINTER`.
+ */
+uint32_t mbr_snapshot_cursor_replica_len(const struct mbr_snapshot_cursor *cursor,
+                                         size_t *out);
+
+/**
+ * Copy the decoded (unescaped) UTF-8 value of a string of the entry the cursor is on
+ * and a NUL into `buf` (`capacity` bytes), as `mbr_snapshot_string` does for entry
+ * `index`: `field` must belong to the cursor's list (`MBR_SNAPSHOT_MEMBER_*` for
+ * membership, `..._PRIMARY_*`, `..._REPLICA_*`); `sub_index` picks the node of
+ * `MBR_SNAPSHOT_REPLICA_NODE` and is ignored otherwise. `*out_len` gets the length
+ * without the NUL.
+ *
+ * Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` includes the NUL),
+ * `MBR_INVALID_ARGUMENT` (a field of another list, `sub_index` past the end),
+ * `MBR_INVALID_STATE` (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+ */
+uint32_t mbr_snapshot_cursor_string(const struct mbr_snapshot_cursor *cursor,
+                                    uint32_t field,
+                                    size_t sub_index,
+                                    char *buf,
+                                    size_t capacity,
+                                    size_t *out_len,
+                                    struct mbr_error *error);
 
 /**
  * The SPEC §8 name of a status: `"ok"`, `"trailer_mismatch"`, `"null_pointer"`, ...;
@@ -2464,6 +2561,8 @@ static_assert(sizeof(mbr_envelope) == MBR_ENVELOPE_SIZE, "mbr_envelope size");
 static_assert(alignof(mbr_envelope) == MBR_ENVELOPE_ALIGN, "mbr_envelope alignment");
 static_assert(sizeof(mbr_snapshot) == MBR_SNAPSHOT_SIZE, "mbr_snapshot size");
 static_assert(alignof(mbr_snapshot) == MBR_SNAPSHOT_ALIGN, "mbr_snapshot alignment");
+static_assert(sizeof(mbr_snapshot_cursor) == MBR_SNAPSHOT_CURSOR_SIZE, "mbr_snapshot_cursor size");
+static_assert(alignof(mbr_snapshot_cursor) == MBR_SNAPSHOT_CURSOR_ALIGN, "mbr_snapshot_cursor alignment");
 static_assert(sizeof(mbr_tombstone_table) == MBR_TOMBSTONE_TABLE_SIZE, "mbr_tombstone_table size");
 static_assert(alignof(mbr_tombstone_table) == MBR_TOMBSTONE_TABLE_ALIGN, "mbr_tombstone_table alignment");
 static_assert(sizeof(mbr_refcounts) == MBR_REFCOUNTS_SIZE, "mbr_refcounts size");
@@ -2479,6 +2578,8 @@ _Static_assert(sizeof(mbr_envelope) == MBR_ENVELOPE_SIZE, "mbr_envelope size");
 _Static_assert(_Alignof(mbr_envelope) == MBR_ENVELOPE_ALIGN, "mbr_envelope alignment");
 _Static_assert(sizeof(mbr_snapshot) == MBR_SNAPSHOT_SIZE, "mbr_snapshot size");
 _Static_assert(_Alignof(mbr_snapshot) == MBR_SNAPSHOT_ALIGN, "mbr_snapshot alignment");
+_Static_assert(sizeof(mbr_snapshot_cursor) == MBR_SNAPSHOT_CURSOR_SIZE, "mbr_snapshot_cursor size");
+_Static_assert(_Alignof(mbr_snapshot_cursor) == MBR_SNAPSHOT_CURSOR_ALIGN, "mbr_snapshot_cursor alignment");
 _Static_assert(sizeof(mbr_tombstone_table) == MBR_TOMBSTONE_TABLE_SIZE, "mbr_tombstone_table size");
 _Static_assert(_Alignof(mbr_tombstone_table) == MBR_TOMBSTONE_TABLE_ALIGN, "mbr_tombstone_table alignment");
 _Static_assert(sizeof(mbr_refcounts) == MBR_REFCOUNTS_SIZE, "mbr_refcounts size");
@@ -2489,6 +2590,7 @@ typedef char mbr_check_stream_verifier_size[sizeof(mbr_stream_verifier) == MBR_S
 typedef char mbr_check_chunked_writer_size[sizeof(mbr_chunked_writer) == MBR_CHUNKED_WRITER_SIZE ? 1 : -1];
 typedef char mbr_check_envelope_size[sizeof(mbr_envelope) == MBR_ENVELOPE_SIZE ? 1 : -1];
 typedef char mbr_check_snapshot_size[sizeof(mbr_snapshot) == MBR_SNAPSHOT_SIZE ? 1 : -1];
+typedef char mbr_check_snapshot_cursor_size[sizeof(mbr_snapshot_cursor) == MBR_SNAPSHOT_CURSOR_SIZE ? 1 : -1];
 typedef char mbr_check_tombstone_table_size[sizeof(mbr_tombstone_table) == MBR_TOMBSTONE_TABLE_SIZE ? 1 : -1];
 typedef char mbr_check_refcounts_size[sizeof(mbr_refcounts) == MBR_REFCOUNTS_SIZE ? 1 : -1];
 struct mbr_check_align_probe { char c; mbr_identity i; };

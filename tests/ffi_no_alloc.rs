@@ -289,6 +289,8 @@ fn ffi_metadata_paths_do_not_allocate() {
     let mut rslots = vec![0u64; MBR_REF_SLOT_SIZE * 8 / 8 + 4];
     let mut rnodes = vec![0u64; MBR_NODE_SLOT_SIZE * 4 / 8 + 4];
     let mut snap = MaybeUninit::<mbr_snapshot>::uninit();
+    let mut cursor = MaybeUninit::<mbr_snapshot_cursor>::uninit();
+    let mut member = MaybeUninit::<mbr_member>::uninit();
     let mut info = MaybeUninit::<mbr_snapshot_info>::uninit();
     let mut body = MaybeUninit::<mbr_op_body>::uninit();
     let mut table = MaybeUninit::<mbr_tombstone_table>::uninit();
@@ -308,6 +310,21 @@ fn ffi_metadata_paths_do_not_allocate() {
                 snap.as_ptr(),
                 MBR_SNAPSHOT_REPLICA_NODE,
                 0,
+                0,
+                out.as_mut_ptr().cast(),
+                64,
+                &mut n,
+                err.as_mut_ptr(),
+            ),
+            mbr_snapshot_cursor_init(snap.as_ptr(), MBR_SNAPSHOT_MEMBERSHIP, cursor.as_mut_ptr()),
+            mbr_snapshot_cursor_next(cursor.as_mut_ptr(), &mut flag),
+            mbr_snapshot_cursor_member(cursor.as_ptr(), member.as_mut_ptr()),
+            mbr_snapshot_cursor_init(snap.as_ptr(), MBR_SNAPSHOT_REPLICA_MAP, cursor.as_mut_ptr()),
+            mbr_snapshot_cursor_next(cursor.as_mut_ptr(), &mut flag),
+            mbr_snapshot_cursor_replica_len(cursor.as_ptr(), &mut count),
+            mbr_snapshot_cursor_string(
+                cursor.as_ptr(),
+                MBR_SNAPSHOT_REPLICA_NODE,
                 0,
                 out.as_mut_ptr().cast(),
                 64,

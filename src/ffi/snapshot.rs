@@ -1,15 +1,16 @@
 //! Cluster snapshots (SPEC §5): checked in one call, parsed (optionally behind the
-//! epoch guard) into caller storage (`mbr_snapshot`) and read through accessors and
-//! indexed strings, re-emitted in the written form (optionally with a new epoch, as a
+//! epoch guard) into caller storage (`mbr_snapshot`) and read through accessors —
+//! indexed, or with a cursor (`mbr_snapshot_cursor`) that walks a list or map once —
+//! re-emitted in the written form (optionally with a new epoch, as a
 //! checkpoint does), and the epoch guard on its own. Files are the caller's business:
 //! the `SnapshotStore` of the Rust API has no C counterpart.
 
 use super::identity::copy_decoded;
 use super::status::mbr_error;
 use super::{boundary, input, invalid, non_null, output, put, Slot};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::json::JsonStr;
-use crate::snapshot::{check_epoch, Snapshot};
+use crate::snapshot::{check_epoch, Member, Members, PrimaryEntries, ReplicaEntries, ReplicaNodes, Snapshot};
 use core::ffi::c_char;
 use core::mem::{align_of, size_of, MaybeUninit};
 
@@ -95,6 +96,89 @@ pub const MBR_SNAPSHOT_REPLICA_KEY: u32 = 5;
 /// Node `sub_index` of entry `index` of `shards.replica_map`.
 pub const MBR_SNAPSHOT_REPLICA_NODE: u32 = 6;
 
+/// `membership`, for `mbr_snapshot_cursor_init`.
+pub const MBR_SNAPSHOT_MEMBERSHIP: u32 = 1;
+/// `shards.primary_map`, for `mbr_snapshot_cursor_init`.
+pub const MBR_SNAPSHOT_PRIMARY_MAP: u32 = 2;
+/// `shards.replica_map`, for `mbr_snapshot_cursor_init`.
+pub const MBR_SNAPSHOT_REPLICA_MAP: u32 = 3;
+
+/// Size in bytes of `mbr_snapshot_cursor`.
+pub const MBR_SNAPSHOT_CURSOR_SIZE: usize = 512;
+/// Alignment in bytes of `mbr_snapshot_cursor`.
+pub const MBR_SNAPSHOT_CURSOR_ALIGN: usize = 8;
+
+/// A position in one list or map of a snapshot, in storage the caller owns, for reading
+/// a whole map in one pass (the indexed accessors walk from the start on every call).
+/// Opaque. It borrows the snapshot's JSON text (not the `mbr_snapshot`), which must stay
+/// alive and unchanged while it is used; it owns nothing.
+#[repr(C)]
+pub struct mbr_snapshot_cursor {
+    _opaque: [MaybeUninit<u64>; 64],
+}
+
+const TAG_CURSOR: u64 = 0x6d62_725f_6375_7273; // "mbr_curs"
+
+const _: () = {
+    assert!(size_of::<mbr_snapshot_cursor>() == MBR_SNAPSHOT_CURSOR_SIZE);
+    assert!(align_of::<mbr_snapshot_cursor>() == MBR_SNAPSHOT_CURSOR_ALIGN);
+    assert!(Slot::<Cursor<'static>>::fits::<mbr_snapshot_cursor>());
+};
+
+/// One entry of a list or map: what the string accessors read.
+#[derive(Clone, Copy)]
+enum Entry<'a> {
+    Member(Member<'a>),
+    Primary(JsonStr<'a>, JsonStr<'a>),
+    Replica(JsonStr<'a>, ReplicaNodes<'a>),
+}
+
+/// The iterator of one list or map and the entry it is on (`None` before the first
+/// `next` and after the last).
+enum Cursor<'a> {
+    Members(Members<'a>, Option<Member<'a>>),
+    Primary(PrimaryEntries<'a>, Option<(JsonStr<'a>, JsonStr<'a>)>),
+    Replica(ReplicaEntries<'a>, Option<(JsonStr<'a>, ReplicaNodes<'a>)>),
+}
+
+impl<'a> Cursor<'a> {
+    fn new(snapshot: &Snapshot<'a>, list: u32) -> Result<Cursor<'a>, Error> {
+        Ok(match list {
+            MBR_SNAPSHOT_MEMBERSHIP => Cursor::Members(snapshot.membership().iter(), None),
+            MBR_SNAPSHOT_PRIMARY_MAP => Cursor::Primary(snapshot.primary_map().iter(), None),
+            MBR_SNAPSHOT_REPLICA_MAP => Cursor::Replica(snapshot.replica_map().iter(), None),
+            _ => return Err(invalid("list", "not an MBR_SNAPSHOT_MEMBERSHIP / _PRIMARY_MAP / _REPLICA_MAP")),
+        })
+    }
+
+    /// Move to the next entry; whether there is one.
+    fn advance(&mut self) -> bool {
+        match self {
+            Cursor::Members(iter, current) => {
+                *current = iter.next();
+                current.is_some()
+            }
+            Cursor::Primary(iter, current) => {
+                *current = iter.next();
+                current.is_some()
+            }
+            Cursor::Replica(iter, current) => {
+                *current = iter.next();
+                current.is_some()
+            }
+        }
+    }
+
+    fn entry(&self) -> Result<Entry<'a>, Error> {
+        let entry = match self {
+            Cursor::Members(_, current) => current.map(Entry::Member),
+            Cursor::Primary(_, current) => current.map(|(key, node)| Entry::Primary(key, node)),
+            Cursor::Replica(_, current) => current.map(|(key, nodes)| Entry::Replica(key, nodes)),
+        };
+        entry.ok_or_else(|| Error::new(ErrorCode::InvalidState, "the cursor is not on an entry").in_field("cursor"))
+    }
+}
+
 /// Store `snapshot` in the caller's storage.
 ///
 /// # Safety
@@ -119,42 +203,56 @@ fn out_of_range() -> Error {
     invalid("index", "index is past the end of the list or map")
 }
 
-/// Call `use_value` with the string `field` of entry `index` (and `sub_index`).
-fn with_string<T>(
-    snapshot: &Snapshot<'_>,
-    field: u32,
-    index: usize,
-    sub_index: usize,
-    use_value: impl FnOnce(JsonStr<'_>) -> Result<T, Error>,
-) -> Result<T, Error> {
-    let value = match field {
+/// Entry `index` of the list or map that string `field` belongs to (walks from the start).
+fn entry_at<'a>(snapshot: &Snapshot<'a>, field: u32, index: usize) -> Result<Entry<'a>, Error> {
+    let entry = match field {
         MBR_SNAPSHOT_MEMBER_NODE_ID | MBR_SNAPSHOT_MEMBER_HOST => {
-            let member = snapshot.membership().iter().nth(index).ok_or_else(out_of_range)?;
-            if field == MBR_SNAPSHOT_MEMBER_NODE_ID {
-                member.node_id
-            } else {
-                member.host
-            }
+            snapshot.membership().iter().nth(index).map(Entry::Member)
         }
         MBR_SNAPSHOT_PRIMARY_KEY | MBR_SNAPSHOT_PRIMARY_NODE => {
-            let (key, node) = snapshot.primary_map().iter().nth(index).ok_or_else(out_of_range)?;
-            if field == MBR_SNAPSHOT_PRIMARY_KEY {
-                key
-            } else {
-                node
-            }
+            snapshot.primary_map().iter().nth(index).map(|(key, node)| Entry::Primary(key, node))
         }
-        MBR_SNAPSHOT_REPLICA_KEY => snapshot.replica_map().iter().nth(index).ok_or_else(out_of_range)?.0,
-        MBR_SNAPSHOT_REPLICA_NODE => {
-            let (_, nodes) = snapshot.replica_map().iter().nth(index).ok_or_else(out_of_range)?;
-            nodes
-                .iter()
-                .nth(sub_index)
-                .ok_or_else(|| invalid("sub_index", "sub_index is past the end of the node list"))?
+        MBR_SNAPSHOT_REPLICA_KEY | MBR_SNAPSHOT_REPLICA_NODE => {
+            snapshot.replica_map().iter().nth(index).map(|(key, nodes)| Entry::Replica(key, nodes))
         }
-        _ => return Err(invalid("field", "not an MBR_SNAPSHOT_* string field")),
+        _ => return Err(unknown_field()),
     };
-    use_value(value)
+    entry.ok_or_else(out_of_range)
+}
+
+fn unknown_field() -> Error {
+    invalid("field", "not an MBR_SNAPSHOT_* string field of this list or map")
+}
+
+/// The string `field` of `entry` (node `sub_index` for `MBR_SNAPSHOT_REPLICA_NODE`).
+fn string_of<'a>(entry: Entry<'a>, field: u32, sub_index: usize) -> Result<JsonStr<'a>, Error> {
+    match (entry, field) {
+        (Entry::Member(member), MBR_SNAPSHOT_MEMBER_NODE_ID) => Ok(member.node_id),
+        (Entry::Member(member), MBR_SNAPSHOT_MEMBER_HOST) => Ok(member.host),
+        (Entry::Primary(key, _), MBR_SNAPSHOT_PRIMARY_KEY) | (Entry::Replica(key, _), MBR_SNAPSHOT_REPLICA_KEY) => {
+            Ok(key)
+        }
+        (Entry::Primary(_, node), MBR_SNAPSHOT_PRIMARY_NODE) => Ok(node),
+        (Entry::Replica(_, nodes), MBR_SNAPSHOT_REPLICA_NODE) => nodes
+            .iter()
+            .nth(sub_index)
+            .ok_or_else(|| invalid("sub_index", "sub_index is past the end of the node list")),
+        _ => Err(unknown_field()),
+    }
+}
+
+fn member_value(member: &Member<'_>) -> mbr_member {
+    mbr_member {
+        port: member.port,
+        has_cluster_epoch: member.cluster_epoch.is_some(),
+        has_healthy: member.healthy.is_some(),
+        has_suspect: member.suspect.is_some(),
+        has_missed_heartbeats: member.missed_heartbeats.is_some(),
+        healthy: member.healthy.unwrap_or(false),
+        suspect: member.suspect.unwrap_or(false),
+        cluster_epoch: member.cluster_epoch.unwrap_or(0),
+        missed_heartbeats: member.missed_heartbeats.unwrap_or(0),
+    }
 }
 
 /// Validate a snapshot JSON text (SPEC §5); returns the SPEC §8 code, 0 (`MBR_OK`)
@@ -263,19 +361,8 @@ pub unsafe extern "C" fn mbr_snapshot_member(snapshot: *const mbr_snapshot, inde
         // SAFETY: the caller passes a valid snapshot.
         let snapshot = unsafe { snapshot_ref(snapshot)? };
         let member = snapshot.membership().iter().nth(index).ok_or_else(out_of_range)?;
-        let value = mbr_member {
-            port: member.port,
-            has_cluster_epoch: member.cluster_epoch.is_some(),
-            has_healthy: member.healthy.is_some(),
-            has_suspect: member.suspect.is_some(),
-            has_missed_heartbeats: member.missed_heartbeats.is_some(),
-            healthy: member.healthy.unwrap_or(false),
-            suspect: member.suspect.unwrap_or(false),
-            cluster_epoch: member.cluster_epoch.unwrap_or(0),
-            missed_heartbeats: member.missed_heartbeats.unwrap_or(0),
-        };
         // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, value) };
+        unsafe { put(out, member_value(&member)) };
         Ok(())
     })
 }
@@ -303,7 +390,7 @@ pub unsafe extern "C" fn mbr_snapshot_replica_len(snapshot: *const mbr_snapshot,
 /// ignored otherwise) and a NUL into `buf` (`capacity` bytes); `*out_len` gets its
 /// length without the NUL. Entries are in text order; each call walks from the start,
 /// so reading a whole map this way is quadratic — fine for the few entries of a
-/// membership list, slow for maps of many thousands.
+/// membership list; for maps of many entries use `mbr_snapshot_cursor_*`.
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` includes the NUL),
 /// `MBR_INVALID_ARGUMENT` (unknown field, index past the end), `MBR_INVALID_STATE` or
@@ -323,7 +410,8 @@ pub unsafe extern "C" fn mbr_snapshot_string(
         non_null(out_len, "out_len")?;
         // SAFETY: the caller passes a valid snapshot and `capacity` writable bytes.
         let (snapshot, buf) = unsafe { (snapshot_ref(snapshot)?, output(buf.cast(), capacity, "buf")?) };
-        let written = with_string(snapshot, field, index, sub_index, |value| copy_decoded(&value, buf))?;
+        let value = string_of(entry_at(snapshot, field, index)?, field, sub_index)?;
+        let written = copy_decoded(&value, buf)?;
         // SAFETY: `out_len` is non-NULL and writable.
         unsafe { put(out_len, written) };
         Ok(())
@@ -385,6 +473,128 @@ pub unsafe extern "C" fn mbr_snapshot_write(
             return Err(Error::buffer_too_small(needed as u64).in_field("buf"));
         }
         let written = snapshot.write_into(buf)?;
+        // SAFETY: `out_len` is non-NULL and writable.
+        unsafe { put(out_len, written) };
+        Ok(())
+    })
+}
+
+/// Start a cursor over one list or map of `snapshot` (`MBR_SNAPSHOT_MEMBERSHIP`,
+/// `MBR_SNAPSHOT_PRIMARY_MAP` or `MBR_SNAPSHOT_REPLICA_MAP`), before its first entry:
+/// call `mbr_snapshot_cursor_next` to move onto it. The cursor borrows the snapshot's
+/// text, not `*snapshot`.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (unknown list), `MBR_INVALID_STATE` (the
+/// snapshot) or `MBR_NULL_POINTER`. `*cursor` is initialised only on success.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_cursor_init(
+    snapshot: *const mbr_snapshot,
+    list: u32,
+    cursor: *mut mbr_snapshot_cursor,
+) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(cursor, "cursor")?;
+        // SAFETY: the caller passes a valid snapshot.
+        let value = Cursor::new(unsafe { snapshot_ref(snapshot)? }, list)?;
+        // SAFETY: `cursor` is non-NULL, aligned and writable (the caller's storage), and
+        // fits (asserted above).
+        unsafe { Slot::store(cursor, TAG_CURSOR, value) };
+        Ok(())
+    })
+}
+
+/// Move the cursor to the next entry (the first, after `mbr_snapshot_cursor_init`);
+/// `*has_entry` says whether there is one. At the end it stays at the end.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_STATE` (not initialised) or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_cursor_next(cursor: *mut mbr_snapshot_cursor, has_entry: *mut bool) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(has_entry, "has_entry")?;
+        non_null(cursor, "cursor")?;
+        // SAFETY: the caller passes its cursor storage, not in use elsewhere; the text
+        // it borrows is alive (its contract).
+        let value = unsafe { Slot::<Cursor<'static>>::live(cursor, TAG_CURSOR, "cursor")? };
+        let found = value.advance();
+        // SAFETY: `has_entry` is non-NULL and writable.
+        unsafe { put(has_entry, found) };
+        Ok(())
+    })
+}
+
+/// The cursor's current entry.
+///
+/// # Safety
+/// `cursor`, if non-NULL, points to an `mbr_snapshot_cursor` whose text is alive.
+unsafe fn cursor_entry<'s>(cursor: *const mbr_snapshot_cursor) -> Result<Entry<'s>, Error> {
+    non_null(cursor, "cursor")?;
+    // SAFETY: forwarded from the caller; only read here.
+    unsafe { Slot::<Cursor<'s>>::shared(cursor, TAG_CURSOR, "cursor")? }.entry()
+}
+
+/// The non-string values of the member the cursor is on (a `MBR_SNAPSHOT_MEMBERSHIP`
+/// cursor) into `*out`.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a cursor over a map), `MBR_INVALID_STATE`
+/// (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_cursor_member(cursor: *const mbr_snapshot_cursor, out: *mut mbr_member) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a valid cursor.
+        let Entry::Member(member) = (unsafe { cursor_entry(cursor)? }) else {
+            return Err(invalid("cursor", "not a cursor over MBR_SNAPSHOT_MEMBERSHIP"));
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, member_value(&member)) };
+        Ok(())
+    })
+}
+
+/// The number of node ids of the replica entry the cursor is on (a
+/// `MBR_SNAPSHOT_REPLICA_MAP` cursor) into `*out`.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (another list), `MBR_INVALID_STATE` (not
+/// initialised, or not on an entry) or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_cursor_replica_len(cursor: *const mbr_snapshot_cursor, out: *mut usize) -> u32 {
+    boundary(core::ptr::null_mut(), || {
+        non_null(out, "out")?;
+        // SAFETY: the caller passes a valid cursor.
+        let Entry::Replica(_, nodes) = (unsafe { cursor_entry(cursor)? }) else {
+            return Err(invalid("cursor", "not a cursor over MBR_SNAPSHOT_REPLICA_MAP"));
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { put(out, nodes.len()) };
+        Ok(())
+    })
+}
+
+/// Copy the decoded (unescaped) UTF-8 value of a string of the entry the cursor is on
+/// and a NUL into `buf` (`capacity` bytes), as `mbr_snapshot_string` does for entry
+/// `index`: `field` must belong to the cursor's list (`MBR_SNAPSHOT_MEMBER_*` for
+/// membership, `..._PRIMARY_*`, `..._REPLICA_*`); `sub_index` picks the node of
+/// `MBR_SNAPSHOT_REPLICA_NODE` and is ignored otherwise. `*out_len` gets the length
+/// without the NUL.
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` includes the NUL),
+/// `MBR_INVALID_ARGUMENT` (a field of another list, `sub_index` past the end),
+/// `MBR_INVALID_STATE` (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_cursor_string(
+    cursor: *const mbr_snapshot_cursor,
+    field: u32,
+    sub_index: usize,
+    buf: *mut c_char,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        non_null(out_len, "out_len")?;
+        // SAFETY: the caller passes a valid cursor and `capacity` writable bytes.
+        let (entry, buf) = unsafe { (cursor_entry(cursor)?, output(buf.cast(), capacity, "buf")?) };
+        let written = copy_decoded(&string_of(entry, field, sub_index)?, buf)?;
         // SAFETY: `out_len` is non-NULL and writable.
         unsafe { put(out_len, written) };
         Ok(())
