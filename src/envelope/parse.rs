@@ -8,7 +8,8 @@ use super::{field_error, rules, Consistency, FragmentMessage, ENVELOPE_KEY_CAPAC
 use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::hlc::Hlc;
-use crate::identity::{parse_object, PayloadIdentity};
+use crate::identity::{parse_declaration_order, parse_object, PayloadIdentity};
+use crate::json::spelled::Spelled;
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
 type EnvelopeReader<'a> = Reader<'a, ENVELOPE_KEY_CAPACITY>;
@@ -111,8 +112,71 @@ impl<'a> FragmentMessage<'a> {
 
     /// [`parse`](Self::parse) with explicit JSON limits.
     pub fn parse_with(text: &'a [u8], limits: Limits) -> Result<FragmentMessage<'a>, Error> {
-        read(text, limits, Schemas::V5)?.into_message(Some(text), None)
+        // Writers store the `to_bytes` form; read it in one direct pass. Any other text,
+        // and any problem, goes through the general reader.
+        match parse_written_form(text, limits) {
+            Some(message) => Ok(message),
+            None => read(text, limits, Schemas::V5)?.into_message(Some(text), None),
+        }
     }
+}
+
+/// An envelope in the `to_bytes` form of SPEC §3.2 (what [`FragmentMessage::write_to`]
+/// and the original implementation write: keys in table order, `", "` and `": "`, the
+/// identity in declaration order), read in one forward pass. Strings and numbers are
+/// scanned by the reader's own scanners and fields judged by the same rules, so this
+/// accepts only texts the general reader accepts, with the same message. Anything else
+/// — another spelling (key order, whitespace, an unknown key), a JSON error, a field
+/// problem, a depth limit below 3 — is `None`, and the general reader decides (and
+/// words the error).
+#[inline(always)]
+fn parse_written_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    // The envelope is depth 1, the identity 2, its arrays 3.
+    if limits.max_depth < 3 {
+        return None;
+    }
+    let mut at = Spelled::new(text)?;
+    at.lit(b"{\"schema_version\": 5, \"tenant_id\": ")?;
+    let tenant_id = at.string()?;
+    rules::check_tenant(&tenant_id).ok()?;
+    at.lit(b", \"identity\": ")?;
+    let identity = parse_declaration_order(&mut at)?;
+    at.lit(b", \"payload_ref\": ")?;
+    let payload_ref = if at.lit(b"null").is_some() { None } else { Some(at.string()?) };
+    at.lit(b", \"payload_size\": ")?;
+    let payload_size = at.number()?.as_u64()?;
+    at.lit(b", \"ttl\": ")?;
+    let ttl = at.number()?.as_f64();
+    rules::check_ttl(ttl).ok()?;
+    at.lit(b", \"reuse_score\": ")?;
+    let reuse_score = at.number()?.as_f64();
+    rules::check_reuse_score(reuse_score).ok()?;
+    at.lit(b", \"version_id\": ")?;
+    let version_id = at.number()?.as_u64()?;
+    rules::check_version_id(version_id).ok()?;
+    at.lit(b", \"consistency\": ")?;
+    let consistency = Consistency::from_json(&at.string()?)?;
+    at.lit(b", \"hlc\": ")?;
+    let hlc = Hlc(at.number()?.as_u64()?);
+    at.lit(b", \"fingerprint_compat\": ")?;
+    let fingerprint_compat = rules::parse_fingerprint_compat(&at.string()?).ok()?;
+    at.lit(b"}")?;
+    if !at.at_end() {
+        return None;
+    }
+    Some(FragmentMessage {
+        source: Some(text),
+        tenant_id,
+        identity,
+        payload_ref,
+        payload_size,
+        ttl,
+        reuse_score,
+        version_id,
+        consistency,
+        hlc,
+        fingerprint_compat,
+    })
 }
 
 /// Read and judge an envelope text.
@@ -520,5 +584,120 @@ mod tests {
         let text = envelope(&[("schema_version", Some("1"))]);
         let err = read(text.as_bytes(), Limits::default(), Schemas::LegacyOrV5).unwrap_err();
         assert_eq!(err.code(), ErrorCode::EnvelopeVersion);
+    }
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+    use std::string::{String, ToString};
+    use std::{format, vec};
+
+    /// The docs-style envelope in its `to_bytes` form.
+    const DOCS: &str = r#"{"schema_version": 5, "tenant_id": "public", "identity": {"payload_hash": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "model_id": "llama-3-8b", "model_revision": "", "tokenizer_name": "llama-3-8b", "tokenizer_revision": "", "layer_range": [0, 31], "head_range": [-1, -1], "token_span": [0, 127], "dtype": "float16", "shape": [1, 32, 8, 128, 64]}, "payload_ref": null, "payload_size": 0, "ttl": 60.0, "reuse_score": 0.5, "version_id": 1, "consistency": "strong", "hlc": 0, "fingerprint_compat": ""}"#;
+
+    fn general(text: &[u8], limits: Limits) -> Result<FragmentMessage<'_>, Error> {
+        read(text, limits, Schemas::V5)?.into_message(Some(text), None)
+    }
+
+    /// Whenever the fast path accepts a text, the general reader accepts it too, with a
+    /// message identical field for field (`Debug` shows them all: raw strings, offsets,
+    /// sources, float bits as printed).
+    fn agrees(text: &[u8], limits: Limits) -> bool {
+        let fast = parse_written_form(text, limits);
+        if let Some(fast) = &fast {
+            let general = general(text, limits);
+            assert_eq!(Ok(format!("{fast:?}")), general.map(|m| format!("{m:?}")), "{}", String::from_utf8_lossy(text));
+        }
+        fast.is_some()
+    }
+
+    #[test]
+    fn the_written_form_takes_the_fast_path_and_agrees() {
+        let compat = format!("\"fingerprint_compat\": \"{}\"", "0123456789abcdef".repeat(4));
+        let texts = [
+            DOCS.to_string(),
+            DOCS.replace("\"public\"", "\"caf\\u00e9-\\u00e9\""),
+            DOCS.replace(
+                "\"llama-3-8b\", \"model_revision",
+                "\"caf\\u00e9 \\\"x\\\\ \\ud83d\\ude00/\", \"model_revision",
+            ),
+            DOCS.replace("\"payload_ref\": null", "\"payload_ref\": \"blob-\\n1\""),
+            DOCS.replace("\"payload_size\": 0", "\"payload_size\": 18446744073709551615"),
+            DOCS.replace("\"payload_size\": 0", "\"payload_size\": -0"),
+            DOCS.replace("60.0", "1e-07").replace("0.5", "1.0"),
+            DOCS.replace("60.0", "-0.0").replace("0.5", "0"),
+            DOCS.replace("60.0", "1.7976931348623157e+308"),
+            DOCS.replace("\"version_id\": 1", "\"version_id\": 9223372036854775807"),
+            DOCS.replace("strong", "eventual").replace("\"hlc\": 0", "\"hlc\": 18446744073709551615"),
+            DOCS.replace("\"fingerprint_compat\": \"\"", &compat),
+            DOCS.replace("[1, 32, 8, 128, 64]", "[-9223372036854775808, 9223372036854775807, 0]"),
+            DOCS.replace("[1, 32, 8, 128, 64]", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]"),
+        ];
+        for text in &texts {
+            assert!(agrees(text.as_bytes(), Limits::default()), "{text}");
+        }
+        assert!(agrees(DOCS.as_bytes(), Limits { max_depth: 3 }));
+        // What the crate writes takes the fast path.
+        let message = FragmentMessage::parse(DOCS.as_bytes()).unwrap();
+        let mut out = vec![0u8; message.encoded_len()];
+        message.write_into(&mut out).unwrap();
+        assert!(agrees(&out, Limits::default()));
+    }
+
+    #[test]
+    fn anything_else_goes_to_the_general_reader() {
+        for text in [
+            DOCS.replace("\"schema_version\": 5", "\"schema_version\": 4"),
+            DOCS.replace("\"schema_version\": 5", "\"schema_version\": 50"),
+            DOCS.replace("\"public\"", "\"a b\""),
+            DOCS.replace("\"public\"", "\"\""),
+            DOCS.replace("\"payload_ref\": null", "\"payload_ref\": 5"),
+            DOCS.replace("\"payload_size\": 0", "\"payload_size\": 1.0"),
+            DOCS.replace("\"payload_size\": 0", "\"payload_size\": 18446744073709551616"),
+            DOCS.replace("60.0", "-1.0"),
+            DOCS.replace("60.0", "1e999"),
+            DOCS.replace("60.0", "NaN"),
+            DOCS.replace("0.5", "1.5"),
+            DOCS.replace("\"version_id\": 1", "\"version_id\": 0"),
+            DOCS.replace("\"version_id\": 1", "\"version_id\": 9223372036854775808"),
+            DOCS.replace("strong", "Strong"),
+            DOCS.replace("\"hlc\": 0", "\"hlc\": -1"),
+            DOCS.replace("\"fingerprint_compat\": \"\"", "\"fingerprint_compat\": \"ab\""),
+            DOCS.replace("[0, 31]", "[31, 0]"),
+            DOCS.replace("float16", "float17"),
+            DOCS.replace("\"identity\": {", "\"identity\": {\"x\": 1, "),
+            DOCS.replace(", \"hlc\": 0", ", \"hlc\": 0, \"x\": 1"),
+            DOCS.replace(": ", ":"),
+            DOCS.replace(", \"ttl\": 60.0, \"reuse_score\": 0.5", ", \"reuse_score\": 0.5, \"ttl\": 60.0"),
+            format!("{DOCS} "),
+            format!(" {DOCS}"),
+            DOCS[..DOCS.len() - 1].to_string(),
+        ] {
+            assert!(!agrees(text.as_bytes(), Limits::default()), "{text}");
+        }
+        assert!(!agrees(DOCS.as_bytes(), Limits { max_depth: 2 }));
+    }
+
+    #[test]
+    // Exhaustive loops over safe code: minutes under Miri, and the same paths run there
+    // through the other tests; the normal test run keeps them.
+    #[cfg_attr(miri, ignore = "minutes under Miri")]
+    fn every_one_byte_change_agrees_with_the_general_reader() {
+        let base = DOCS.as_bytes();
+        let mut accepted = 0;
+        for at in 0..base.len() {
+            for byte in *b"0-9\"\\ x,:]}[{.eE\x7f\x01n" {
+                let mut text = base.to_vec();
+                text[at] = byte;
+                accepted += usize::from(agrees(&text, Limits::default()));
+            }
+            accepted += usize::from(agrees(&base[..at], Limits::default()));
+            let mut invalid_utf8 = base.to_vec();
+            invalid_utf8[at] = 0xC3;
+            assert!(!agrees(&invalid_utf8, Limits::default()));
+        }
+        // Digits changed into digits and hex into hex stay in the written form and valid.
+        assert!(accepted > 100, "{accepted}");
     }
 }

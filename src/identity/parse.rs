@@ -5,6 +5,7 @@
 
 use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES, MAX_SHAPE_DIMS};
 use crate::error::{Error, ErrorCode};
+use crate::json::spelled::Spelled;
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
 /// Why an integer array was not acceptable.
@@ -244,84 +245,35 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// A forward cursor over an identity text in canonical spelling. Its steps are inlined
-/// into [`parse_canonical`]: the position stays in a register and the keys, constants,
-/// are compared in place.
-struct Canonical<'a> {
-    text: &'a str,
-    pos: usize,
-    /// Every token so far is spelled exactly as the canonical serialisation spells it
-    /// (no escapes, no character that must be escaped, no `-0`).
-    exact: bool,
+/// `[a<comma>b]`, a range in one spelling.
+#[inline(always)]
+fn range(at: &mut Spelled<'_>, comma: &[u8]) -> Option<InclusiveRange> {
+    if !at.eat(b'[') {
+        return None;
+    }
+    let start = at.int()?;
+    at.lit(comma)?;
+    let end = at.int()?;
+    at.eat(b']').then_some(InclusiveRange::new(start, end))
 }
 
-impl<'a> Canonical<'a> {
-    /// Step over exactly `bytes`.
-    #[inline(always)]
-    fn lit(&mut self, bytes: &[u8]) -> Option<()> {
-        let end = self.pos + bytes.len();
-        (self.text.as_bytes().get(self.pos..end)? == bytes).then(|| self.pos = end)
+/// `[d<comma>d...]`, a shape in one spelling: 1 to 16 integers.
+#[inline(always)]
+fn shape(at: &mut Spelled<'_>, comma: &[u8]) -> Option<Shape> {
+    if !at.eat(b'[') {
+        return None;
     }
-
-    /// Step over `byte` if it is next.
-    #[inline(always)]
-    fn eat(&mut self, byte: u8) -> bool {
-        let next = self.text.as_bytes().get(self.pos) == Some(&byte);
-        self.pos += usize::from(next);
-        next
+    let mut dims = [0i64; MAX_SHAPE_DIMS];
+    let mut count = 0;
+    loop {
+        *dims.get_mut(count)? = at.int()?;
+        count += 1;
+        if at.eat(b']') {
+            break;
+        }
+        at.lit(comma)?;
     }
-
-    /// A string, validated by the reader's own scanner.
-    #[inline(always)]
-    fn string(&mut self) -> Option<JsonStr<'a>> {
-        let (value, end) = JsonStr::read_at(self.text, self.pos)?;
-        self.pos = end;
-        // Escapes may or may not be the canonical ones; raw non-ASCII and DEL never are.
-        // (Raw control characters cannot occur: the scanner rejects them.)
-        let raw = value.raw();
-        self.exact &= !value.has_escapes() && raw.is_ascii() && !raw.contains('\u{7f}');
-        Some(value)
-    }
-
-    /// An integer token (`-?(0|[1-9][0-9]*)`, SPEC §4) within `i64`. A fraction, an
-    /// exponent or an overflow is `None`: the general reader words those problems.
-    #[inline(always)]
-    fn int(&mut self) -> Option<i64> {
-        let bytes = self.text.as_bytes();
-        let negative = self.eat(b'-');
-        let start = self.pos;
-        let mut value: i64 = 0;
-        while let Some(&digit) = bytes.get(self.pos).filter(|b| b.is_ascii_digit()) {
-            let digit = i64::from(digit - b'0');
-            value = value.checked_mul(10)?;
-            value = if negative { value.checked_sub(digit)? } else { value.checked_add(digit)? };
-            self.pos += 1;
-        }
-        let digits = self.pos - start;
-        if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
-            return None;
-        }
-        if matches!(bytes.get(self.pos), Some(b'.' | b'e' | b'E')) {
-            return None;
-        }
-        // `-0` is written `0`.
-        self.exact &= !(negative && value == 0);
-        Some(value)
-    }
-
-    /// `[a,b]`
-    #[inline(always)]
-    fn range(&mut self) -> Option<InclusiveRange> {
-        if !self.eat(b'[') {
-            return None;
-        }
-        let start = self.int()?;
-        if !self.eat(b',') {
-            return None;
-        }
-        let end = self.int()?;
-        self.eat(b']').then_some(InclusiveRange::new(start, end))
-    }
+    Shape::from_slice(dims.get(..count)?).ok()
 }
 
 /// An identity in the canonical spelling of SPEC §2.3 (keys sorted, no whitespace),
@@ -337,16 +289,14 @@ fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<PayloadIdentity
     if limits.max_depth < 2 {
         return None;
     }
-    // Validated once here, so strings and numbers are sliced from it without another
-    // UTF-8 pass each.
-    let mut at = Canonical { text: core::str::from_utf8(text).ok()?, pos: 0, exact: true };
+    let mut at = Spelled::new(text)?;
     at.lit(b"{\"dtype\":")?;
     let dtype = Dtype::from_json(&at.string()?)?;
     at.lit(b",\"head_range\":")?;
-    let head_range = at.range()?;
+    let head_range = range(&mut at, b",")?;
     rules::check_head_range(head_range).ok()?;
     at.lit(b",\"layer_range\":")?;
-    let layer_range = at.range()?;
+    let layer_range = range(&mut at, b",")?;
     rules::check_range("layer_range", layer_range).ok()?;
     at.lit(b",\"model_id\":")?;
     let model_id = at.string()?;
@@ -356,28 +306,17 @@ fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<PayloadIdentity
     let payload_hash_offset = at.pos;
     let payload_hash = at.string()?;
     rules::check_payload_hash(&payload_hash).ok()?;
-    at.lit(b",\"shape\":[")?;
-    let mut dims = [0i64; MAX_SHAPE_DIMS];
-    let mut count = 0;
-    loop {
-        *dims.get_mut(count)? = at.int()?;
-        count += 1;
-        if at.eat(b']') {
-            break;
-        }
-        if !at.eat(b',') {
-            return None;
-        }
-    }
+    at.lit(b",\"shape\":")?;
+    let shape = shape(&mut at, b",")?;
     at.lit(b",\"token_span\":")?;
-    let token_span = at.range()?;
+    let token_span = range(&mut at, b",")?;
     rules::check_range("token_span", token_span).ok()?;
     at.lit(b",\"tokenizer_name\":")?;
     let tokenizer_name = at.string()?;
     at.lit(b",\"tokenizer_revision\":")?;
     let tokenizer_revision = at.string()?;
     at.lit(b"}")?;
-    if at.pos != text.len() {
+    if !at.at_end() {
         return None;
     }
     Some(PayloadIdentity {
@@ -393,7 +332,58 @@ fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<PayloadIdentity
         head_range,
         token_span,
         dtype,
-        shape: Shape::from_slice(dims.get(..count)?).ok()?,
+        shape,
+    })
+}
+
+/// An identity object in declaration order with the separators `", "` and `": "` (how
+/// the envelope's `to_bytes` form nests it, SPEC §3.2), read from the cursor's position
+/// to just after its `}`. Like [`parse_canonical`], `None` for anything else; the
+/// identity equals what [`parse_object`] gives for the same text (its `source` is the
+/// object's own text). Depth: the caller checks the limit.
+#[inline(always)]
+pub(crate) fn parse_declaration_order<'a>(at: &mut Spelled<'a>) -> Option<PayloadIdentity<'a>> {
+    let start = at.pos;
+    at.lit(b"{\"payload_hash\": ")?;
+    let payload_hash_offset = at.pos - start;
+    let payload_hash = at.string()?;
+    rules::check_payload_hash(&payload_hash).ok()?;
+    at.lit(b", \"model_id\": ")?;
+    let model_id = at.string()?;
+    at.lit(b", \"model_revision\": ")?;
+    let model_revision = at.string()?;
+    at.lit(b", \"tokenizer_name\": ")?;
+    let tokenizer_name = at.string()?;
+    at.lit(b", \"tokenizer_revision\": ")?;
+    let tokenizer_revision = at.string()?;
+    at.lit(b", \"layer_range\": ")?;
+    let layer_range = range(at, b", ")?;
+    rules::check_range("layer_range", layer_range).ok()?;
+    at.lit(b", \"head_range\": ")?;
+    let head_range = range(at, b", ")?;
+    rules::check_head_range(head_range).ok()?;
+    at.lit(b", \"token_span\": ")?;
+    let token_span = range(at, b", ")?;
+    rules::check_range("token_span", token_span).ok()?;
+    at.lit(b", \"dtype\": ")?;
+    let dtype = Dtype::from_json(&at.string()?)?;
+    at.lit(b", \"shape\": ")?;
+    let shape = shape(at, b", ")?;
+    at.lit(b"}")?;
+    Some(PayloadIdentity {
+        source: Some(at.text().get(start..at.pos)?),
+        source_is_canonical: false,
+        payload_hash,
+        payload_hash_offset: Some(payload_hash_offset),
+        model_id,
+        model_revision,
+        tokenizer_name,
+        tokenizer_revision,
+        layer_range,
+        head_range,
+        token_span,
+        dtype,
+        shape,
     })
 }
 

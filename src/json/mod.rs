@@ -14,6 +14,7 @@ mod float;
 pub(crate) mod keys;
 mod number;
 mod reader;
+pub(crate) mod spelled;
 mod string;
 
 pub use error::{JsonError, JsonErrorKind};

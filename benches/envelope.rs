@@ -1,0 +1,291 @@
+//! Envelope parsing (SPEC §3) next to `serde_json` in the same run (docs/performance.md).
+//!
+//! ```text
+//! CARGO_TARGET_DIR=/work/target-bench cargo bench --bench envelope
+//! ```
+//!
+//! Target: `FragmentMessage::parse` of the docs-style envelope (the `docs-hello` identity
+//! in a v5 envelope, about 520 bytes) at least 2× faster than `serde_json` parsing the
+//! same text into a struct, with zero allocations. Two `serde_json` baselines, both
+//! `#[derive(Deserialize)]` structs of the envelope's fields: one of owned `String`s (what
+//! a consumer usually writes) and one that borrows its strings from the text (serde's
+//! zero-copy best case; it cannot take a string with escapes). Our parse does more than
+//! either: strict JSON (duplicate keys, depth), every field rule of SPEC §2.2 and §3.1.
+//!
+//! How it measures: Criterion for each of the three (wall clock, and thread CPU time
+//! where the platform has it), then a paired check that times ours and a baseline in
+//! alternating rounds and takes the median of the per-round ratios (adjacent rounds see
+//! the same machine load). The allocation count comes from a counting global allocator
+//! switched on around a batch of calls.
+//!
+//! The envelope: `envelopes.jsonl` case `env-ok-unknown-key` (the docs-style envelope
+//! with one unknown key), re-emitted in its SPEC §3.2 form (which drops the unknown key).
+//! Vectors: `$MEMBRANE_VECTORS`, else `../shared/vectors`; without them the bench says so
+//! loudly and builds the same envelope with the crate's builder.
+
+mod support;
+
+use criterion::measurement::Measurement;
+use criterion::Criterion;
+use membrane_frame::{Dtype, FragmentMessage, IdentityValues, InclusiveRange};
+use serde::Deserialize;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+use support::{criterion_dir, full_run, machine_summary, median, paired, thread_cpu_time, ThreadCpuTime};
+
+// ---------------------------------------------------------------------------------------
+// Allocation counting
+
+/// The system allocator, counting allocations while `COUNTING` is on.
+struct CountingAllocator;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to `System`, which upholds the contract;
+// the counter only observes.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// Allocations per call of `f`, over `calls` calls.
+fn allocations_per_call<T>(calls: usize, mut f: impl FnMut() -> T) -> f64 {
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
+    for _ in 0..calls {
+        black_box(f());
+    }
+    COUNTING.store(false, Ordering::Relaxed);
+    ALLOCATIONS.load(Ordering::Relaxed) as f64 / calls as f64
+}
+
+// ---------------------------------------------------------------------------------------
+// The three parsers
+
+#[derive(Deserialize)]
+#[allow(dead_code)] // read by serde, then only black-boxed
+struct OwnedIdentity {
+    payload_hash: String,
+    model_id: String,
+    model_revision: String,
+    tokenizer_name: String,
+    tokenizer_revision: String,
+    layer_range: [i64; 2],
+    head_range: [i64; 2],
+    token_span: [i64; 2],
+    dtype: String,
+    shape: Vec<i64>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OwnedEnvelope {
+    schema_version: i64,
+    tenant_id: String,
+    identity: OwnedIdentity,
+    payload_ref: Option<String>,
+    payload_size: u64,
+    ttl: f64,
+    reuse_score: f64,
+    version_id: u64,
+    consistency: String,
+    hlc: u64,
+    fingerprint_compat: String,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct BorrowedIdentity<'a> {
+    payload_hash: &'a str,
+    model_id: &'a str,
+    model_revision: &'a str,
+    tokenizer_name: &'a str,
+    tokenizer_revision: &'a str,
+    layer_range: [i64; 2],
+    head_range: [i64; 2],
+    token_span: [i64; 2],
+    dtype: &'a str,
+    shape: Vec<i64>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct BorrowedEnvelope<'a> {
+    schema_version: i64,
+    #[serde(borrow)]
+    tenant_id: &'a str,
+    #[serde(borrow)]
+    identity: BorrowedIdentity<'a>,
+    payload_ref: Option<&'a str>,
+    payload_size: u64,
+    ttl: f64,
+    reuse_score: f64,
+    version_id: u64,
+    consistency: &'a str,
+    hlc: u64,
+    fingerprint_compat: &'a str,
+}
+
+fn ours(text: &[u8]) -> u64 {
+    let message = FragmentMessage::parse(black_box(text)).expect("the bench envelope is valid");
+    message.version_id() ^ message.payload_size()
+}
+
+fn serde_owned(text: &[u8]) -> u64 {
+    let message: OwnedEnvelope = serde_json::from_slice(black_box(text)).expect("serde_json reads it");
+    message.version_id ^ message.payload_size
+}
+
+fn serde_borrowed(text: &[u8]) -> u64 {
+    let message: BorrowedEnvelope<'_> = serde_json::from_slice(black_box(text)).expect("serde_json reads it");
+    message.version_id ^ message.payload_size
+}
+
+// ---------------------------------------------------------------------------------------
+// The envelope
+
+fn vectors_dir() -> PathBuf {
+    match std::env::var_os("MEMBRANE_VECTORS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
+    }
+}
+
+/// The docs-style envelope in its SPEC §3.2 form, and where it came from.
+fn docs_envelope() -> (Vec<u8>, String) {
+    let path = vectors_dir().join("envelopes.jsonl");
+    let from_vectors = std::fs::read_to_string(&path).ok().and_then(|text| {
+        text.lines().find_map(|line| {
+            let case: serde_json::Value = serde_json::from_str(line).ok()?;
+            (case["name"] == "env-ok-unknown-key").then(|| case["json"].as_str().map(str::to_owned))?
+        })
+    });
+    if let Some(json) = from_vectors {
+        let message = FragmentMessage::parse(json.as_bytes()).expect("the vector is valid");
+        return (reemit(&message), format!("{} case env-ok-unknown-key, re-emitted", path.display()));
+    }
+    let bar = "!".repeat(78);
+    eprintln!("\n{bar}\n!!! CONFORMANCE VECTORS NOT FOUND at {}", path.display());
+    eprintln!("!!! the envelope is built with the crate's builder instead\n{bar}\n");
+    let identity = IdentityValues {
+        payload_hash: "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+        model_id: "llama-3-8b",
+        model_revision: "",
+        tokenizer_name: "llama-3-8b",
+        tokenizer_revision: "",
+        layer_range: InclusiveRange::new(0, 31),
+        head_range: InclusiveRange::ALL_HEADS,
+        token_span: InclusiveRange::new(0, 127),
+        dtype: Dtype::Float16,
+        shape: &[1, 32, 8, 128, 64],
+    }
+    .build()
+    .expect("a valid identity");
+    let message = FragmentMessage::builder("public", identity).ttl(60.0).reuse_score(0.5).build().expect("valid");
+    (reemit(&message), "built in code (vectors missing)".to_owned())
+}
+
+fn reemit(message: &FragmentMessage<'_>) -> Vec<u8> {
+    let mut text = vec![0u8; message.encoded_len()];
+    let written = message.write_into(&mut text).expect("sized by encoded_len");
+    text.truncate(written);
+    text
+}
+
+// ---------------------------------------------------------------------------------------
+
+fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, text: &[u8]) {
+    let mut g = c.benchmark_group(group);
+    g.bench_function("membrane_frame", |b| b.iter(|| ours(text)));
+    g.bench_function("serde_json_owned", |b| b.iter(|| serde_owned(text)));
+    g.bench_function("serde_json_borrowed", |b| b.iter(|| serde_borrowed(text)));
+    g.finish();
+}
+
+fn main() {
+    println!("machine: {}", machine_summary());
+    let (text, source) = docs_envelope();
+    println!("envelope: {} bytes, from {source}", text.len());
+    // All three read the same values before anything is timed.
+    assert_eq!(ours(&text), serde_owned(&text));
+    assert_eq!(ours(&text), serde_borrowed(&text));
+
+    let dir = criterion_dir();
+    let mut c = Criterion::default().output_directory(&dir).configure_from_args();
+    bench(&mut c, "envelope", &text);
+    if thread_cpu_time().is_some() {
+        let mut cpu = Criterion::default().with_measurement(ThreadCpuTime).output_directory(&dir).configure_from_args();
+        bench(&mut cpu, "envelope_cpu", &text);
+    }
+    c.final_summary();
+    if !full_run() {
+        return;
+    }
+
+    let allocations = [
+        ("membrane_frame", allocations_per_call(1000, || ours(&text))),
+        ("serde_json_owned", allocations_per_call(1000, || serde_owned(&text))),
+        ("serde_json_borrowed", allocations_per_call(1000, || serde_borrowed(&text))),
+    ];
+    let (rounds, round) = (41, Duration::from_millis(25));
+    let owned = paired(|| ours(&text), || serde_owned(&text), rounds, round);
+    let borrowed = paired(|| ours(&text), || serde_borrowed(&text), rounds, round);
+
+    let line = "=".repeat(96);
+    println!(
+        "\n{line}\nenvelope parse, {} bytes: paired check, {rounds} alternating rounds of ~{round:?} each",
+        text.len()
+    );
+    println!("| parser | ns per parse (median round) | allocations per parse | membrane_frame speedup (paired median) | target | verdict |");
+    println!("|---|---|---|---|---|---|");
+    let ours_ns = median(owned.target.iter().chain(&borrowed.target).copied().collect());
+    println!(
+        "| membrane_frame `FragmentMessage::parse` | {ours_ns:.0} | {} | — | 0 allocations | {} |",
+        allocations[0].1,
+        verdict(allocations[0].1 == 0.0)
+    );
+    for (name, pair, allocs) in [
+        ("serde_json, owned struct", &owned, allocations[1].1),
+        ("serde_json, borrowed struct", &borrowed, allocations[2].1),
+    ] {
+        let speedup = pair.throughput_ratio();
+        println!(
+            "| {name} | {:.0} | {allocs} | {speedup:.2}x | >= 2x | {} |",
+            median(pair.baseline.clone()),
+            verdict(speedup >= 2.0)
+        );
+    }
+    println!("load average at the end: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+    println!("{line}");
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass {
+        "**PASS**"
+    } else {
+        "**MISS**"
+    }
+}

@@ -1,0 +1,103 @@
+//! A forward cursor over a text in one known spelling: the fast paths of the identity
+//! and envelope readers. Writers store one spelling (the canonical identity, the
+//! envelope's `to_bytes` form); a reader that expects exactly it can step through it
+//! with literal comparisons instead of the general reader's events. Strings and numbers
+//! are still scanned by the reader's own scanners, so whatever a fast path accepts the
+//! general reader accepts with the same values; any surprise is `None`, and the caller
+//! falls back to the general reader, which decides and words the error.
+
+use super::number::{scan_number, JsonNumber};
+use super::string::JsonStr;
+
+/// The cursor. Its steps are `#[inline(always)]`: the position stays in a register and
+/// the literals, constants, are compared in place.
+pub(crate) struct Spelled<'a> {
+    text: &'a str,
+    /// Index of the next byte.
+    pub(crate) pos: usize,
+    /// Every string and integer so far is spelled exactly as the crate's writers spell
+    /// it (no escapes, no character that must be escaped, no `-0`).
+    pub(crate) exact: bool,
+}
+
+impl<'a> Spelled<'a> {
+    /// A cursor at the start of `text`; `None` unless it is UTF-8 (checked once here, so
+    /// strings and numbers are sliced from it without another pass each).
+    #[inline(always)]
+    pub(crate) fn new(text: &'a [u8]) -> Option<Spelled<'a>> {
+        Some(Spelled { text: core::str::from_utf8(text).ok()?, pos: 0, exact: true })
+    }
+
+    /// The whole text.
+    #[inline(always)]
+    pub(crate) fn text(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// Whether every byte has been stepped over.
+    #[inline(always)]
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos == self.text.len()
+    }
+
+    /// Step over exactly `bytes`.
+    #[inline(always)]
+    pub(crate) fn lit(&mut self, bytes: &[u8]) -> Option<()> {
+        let end = self.pos + bytes.len();
+        (self.text.as_bytes().get(self.pos..end)? == bytes).then(|| self.pos = end)
+    }
+
+    /// Step over `byte` if it is next.
+    #[inline(always)]
+    pub(crate) fn eat(&mut self, byte: u8) -> bool {
+        let next = self.text.as_bytes().get(self.pos) == Some(&byte);
+        self.pos += usize::from(next);
+        next
+    }
+
+    /// A string, validated by the reader's own scanner.
+    #[inline(always)]
+    pub(crate) fn string(&mut self) -> Option<JsonStr<'a>> {
+        let (value, end) = JsonStr::read_at(self.text, self.pos)?;
+        self.pos = end;
+        // Escapes may or may not be the canonical ones; raw non-ASCII and DEL never are.
+        // (Raw control characters cannot occur: the scanner rejects them.)
+        let raw = value.raw();
+        self.exact &= !value.has_escapes() && raw.is_ascii() && !raw.contains('\u{7f}');
+        Some(value)
+    }
+
+    /// An integer token (`-?(0|[1-9][0-9]*)`, SPEC §4) within `i64`. A fraction, an
+    /// exponent or an overflow is `None`: the general reader words those problems.
+    #[inline(always)]
+    pub(crate) fn int(&mut self) -> Option<i64> {
+        let bytes = self.text.as_bytes();
+        let negative = self.eat(b'-');
+        let start = self.pos;
+        let mut value: i64 = 0;
+        while let Some(&digit) = bytes.get(self.pos).filter(|b| b.is_ascii_digit()) {
+            let digit = i64::from(digit - b'0');
+            value = value.checked_mul(10)?;
+            value = if negative { value.checked_sub(digit)? } else { value.checked_add(digit)? };
+            self.pos += 1;
+        }
+        let digits = self.pos - start;
+        if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
+            return None;
+        }
+        if matches!(bytes.get(self.pos), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        // `-0` is written `0`.
+        self.exact &= !(negative && value == 0);
+        Some(value)
+    }
+
+    /// Any number token, scanned by the reader's own scanner.
+    #[inline(always)]
+    pub(crate) fn number(&mut self) -> Option<JsonNumber<'a>> {
+        let (number, end) = scan_number(self.text, self.pos).ok()?;
+        self.pos = end;
+        Some(number)
+    }
+}
