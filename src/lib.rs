@@ -34,6 +34,9 @@ mod error;
 #[allow(unsafe_code)]
 pub mod ffi;
 pub mod frame;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hlc;
 pub mod identity;
 pub mod json;

@@ -1,12 +1,21 @@
-//! Identity JSON (SPEC §2): whatever parses re-serialises canonically, the canonical
-//! text parses to the same values with the same fingerprint, and the reader's
-//! "stored text is canonical" flag is true exactly when the text is the canonical form.
+//! Identity JSON (SPEC §2): whatever the canonical fast path accepts, the general
+//! reader accepts with the identical identity; whatever parses re-serialises
+//! canonically, the canonical text parses to the same values with the same fingerprint,
+//! and the reader's "stored text is canonical" flag is true exactly when the text is the
+//! canonical form.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use membrane_frame::fuzzing::{identity_fast, identity_general};
+use membrane_frame::json::Limits;
 use membrane_frame::PayloadIdentity;
 
 fuzz_target!(|data: &[u8]| {
+    if let Some(fast) = identity_fast(data, Limits::default()) {
+        let general = identity_general(data, Limits::default()).expect("the general reader accepts it too");
+        assert_eq!(format!("{:?}", fast.is_canonical()), format!("{:?}", general.is_canonical()));
+        assert_eq!(fast, general);
+    }
     let Ok(identity) = PayloadIdentity::parse(data) else { return };
     let mut canonical = vec![0u8; identity.canonical_len()];
     let written = identity.write_canonical_into(&mut canonical).expect("canonical_len is enough");

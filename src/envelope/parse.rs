@@ -116,9 +116,14 @@ impl<'a> FragmentMessage<'a> {
         // and any problem, goes through the general reader.
         match parse_written_form(text, limits) {
             Some(message) => Ok(message),
-            None => read(text, limits, Schemas::V5)?.into_message(Some(text), None),
+            None => parse_general(text, limits),
         }
     }
+}
+
+/// Any spelling of a v5 envelope, with the words for every problem.
+pub(crate) fn parse_general(text: &[u8], limits: Limits) -> Result<FragmentMessage<'_>, Error> {
+    read(text, limits, Schemas::V5)?.into_message(Some(text), None)
 }
 
 /// An envelope in the `to_bytes` form of SPEC §3.2 (what [`FragmentMessage::write_to`]
@@ -130,7 +135,7 @@ impl<'a> FragmentMessage<'a> {
 /// problem, a depth limit below 3 — is `None`, and the general reader decides (and
 /// words the error).
 #[inline(always)]
-fn parse_written_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
     // The envelope is depth 1, the identity 2, its arrays 3.
     if limits.max_depth < 3 {
         return None;
@@ -596,17 +601,13 @@ mod fast_path_tests {
     /// The docs-style envelope in its `to_bytes` form.
     const DOCS: &str = r#"{"schema_version": 5, "tenant_id": "public", "identity": {"payload_hash": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "model_id": "llama-3-8b", "model_revision": "", "tokenizer_name": "llama-3-8b", "tokenizer_revision": "", "layer_range": [0, 31], "head_range": [-1, -1], "token_span": [0, 127], "dtype": "float16", "shape": [1, 32, 8, 128, 64]}, "payload_ref": null, "payload_size": 0, "ttl": 60.0, "reuse_score": 0.5, "version_id": 1, "consistency": "strong", "hlc": 0, "fingerprint_compat": ""}"#;
 
-    fn general(text: &[u8], limits: Limits) -> Result<FragmentMessage<'_>, Error> {
-        read(text, limits, Schemas::V5)?.into_message(Some(text), None)
-    }
-
     /// Whenever the fast path accepts a text, the general reader accepts it too, with a
     /// message identical field for field (`Debug` shows them all: raw strings, offsets,
     /// sources, float bits as printed).
     fn agrees(text: &[u8], limits: Limits) -> bool {
         let fast = parse_written_form(text, limits);
         if let Some(fast) = &fast {
-            let general = general(text, limits);
+            let general = parse_general(text, limits);
             assert_eq!(Ok(format!("{fast:?}")), general.map(|m| format!("{m:?}")), "{}", String::from_utf8_lossy(text));
         }
         fast.is_some()

@@ -63,7 +63,7 @@ impl<'a> PayloadIdentity<'a> {
 }
 
 /// Any strict-JSON spelling of an identity, with the words for every problem.
-fn parse_general<'a>(text: &'a [u8], limits: Limits) -> Result<PayloadIdentity<'a>, Error> {
+pub(crate) fn parse_general<'a>(text: &'a [u8], limits: Limits) -> Result<PayloadIdentity<'a>, Error> {
     let json = |err: JsonError| err.to_error(ErrorCode::IdentityJson, 0);
     let mut reader: Reader<'a> = Reader::new(text, limits);
     if reader.next_event().map_err(json)? != Some(Event::ObjectStart) {
@@ -284,7 +284,7 @@ fn shape(at: &mut Spelled<'_>, comma: &[u8]) -> Option<Shape> {
 /// (and words the error).
 // Inlined into `parse_with`, so the identity is built where the caller wants it.
 #[inline(always)]
-fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<PayloadIdentity<'a>> {
+pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<PayloadIdentity<'a>> {
     // The object is depth 1, the arrays in it depth 2.
     if limits.max_depth < 2 {
         return None;

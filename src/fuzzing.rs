@@ -1,0 +1,28 @@
+//! The general readers beside the fast paths that normally stand in front of them, so
+//! the fuzz targets (`fuzz/`, feature `fuzzing`) can check that whatever a fast path
+//! accepts, the general reader accepts with the identical result. Not part of the API.
+
+use crate::envelope::FragmentMessage;
+use crate::error::Error;
+use crate::identity::PayloadIdentity;
+use crate::json::Limits;
+
+/// The canonical-identity fast path alone (`None`: not taken).
+pub fn identity_fast(text: &[u8], limits: Limits) -> Option<PayloadIdentity<'_>> {
+    crate::identity::parse_canonical(text, limits)
+}
+
+/// The general identity reader alone.
+pub fn identity_general(text: &[u8], limits: Limits) -> Result<PayloadIdentity<'_>, Error> {
+    crate::identity::parse_general(text, limits)
+}
+
+/// The envelope's `to_bytes`-form fast path alone (`None`: not taken).
+pub fn envelope_fast(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    crate::envelope::parse::parse_written_form(text, limits)
+}
+
+/// The general envelope reader alone.
+pub fn envelope_general(text: &[u8], limits: Limits) -> Result<FragmentMessage<'_>, Error> {
+    crate::envelope::parse::parse_general(text, limits)
+}
