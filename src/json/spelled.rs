@@ -101,3 +101,24 @@ impl<'a> Spelled<'a> {
         Some(number)
     }
 }
+
+/// For the fast paths' tests: every one-byte change of `base` (each position set to
+/// bytes that matter to JSON), every truncation, and an invalid UTF-8 byte at every
+/// position. `agrees` checks one text and says whether the fast path took it; an
+/// invalid UTF-8 text must never be taken. Returns how many were taken.
+#[cfg(test)]
+pub(crate) fn one_byte_changes(base: &[u8], mut agrees: impl FnMut(&[u8]) -> bool) -> usize {
+    let mut taken = 0;
+    for at in 0..base.len() {
+        for byte in *b"0-9\"\\ x,:]}[{.eE\x7f\x01n" {
+            let mut text = base.to_vec();
+            text[at] = byte;
+            taken += usize::from(agrees(&text));
+        }
+        taken += usize::from(agrees(&base[..at]));
+        let mut invalid_utf8 = base.to_vec();
+        invalid_utf8[at] = 0xC3;
+        assert!(!agrees(&invalid_utf8), "invalid UTF-8 at {at} taken");
+    }
+    taken
+}
