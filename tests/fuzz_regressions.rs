@@ -29,3 +29,31 @@ fn identity_checks_precede_length_checks_only_at_the_identity_level() {
         }
     }
 }
+
+/// Found by the `stream` target once it chose the identity buffer's size (session 2):
+/// at the layout level the streaming verifier does not need the identity, so a buffer
+/// too small to keep it is fine — but `StreamedFrame::frame_len` then computed the
+/// length from the identity it had kept (none: 0 bytes) instead of the header's
+/// `identity_len`, so a prefix-mode reader would have resumed in the middle of the
+/// frame. The crash input was a 307-byte frame with a 277-byte identity, streamed with a
+/// 64-byte buffer: streamed length 30, one-shot 307. Fixed in the library
+/// (`StreamedFrame` keeps `identity_len`).
+#[test]
+fn a_streamed_frame_knows_its_length_without_keeping_the_identity() {
+    use membrane_frame::{StreamStatus, StreamVerifier};
+    let frame = membrane_frame::example_frame();
+    let mut bytes = frame.clone();
+    bytes.extend_from_slice(b"next frame");
+    let one_shot = Frame::parse_mode(&bytes, &ReadOptions::new().level(VerifyLevel::Layout), ParseMode::Prefix).unwrap();
+    let mut tiny = [0u8; 8];
+    for mode in [ParseMode::Prefix, ParseMode::Exact] {
+        let options = ReadOptions::new().level(VerifyLevel::Layout);
+        let mut verifier = StreamVerifier::new(options, mode, &mut tiny);
+        let input: &[u8] = if mode == ParseMode::Prefix { &bytes } else { &frame };
+        assert!(matches!(verifier.feed(input), Ok(StreamStatus::Complete { .. })), "{mode:?}");
+        let streamed = verifier.finish().unwrap();
+        assert_eq!(streamed.identity_json(), None, "{mode:?}: the identity did not fit");
+        assert_eq!(streamed.frame_len(), one_shot.0.len() as u64, "{mode:?}");
+        assert_eq!(streamed.identity_len(), one_shot.0.identity_json().len() as u64, "{mode:?}");
+    }
+}

@@ -107,6 +107,8 @@ pub struct StreamVerifier<'b> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamedFrame<'b> {
     identity_json: Option<&'b [u8]>,
+    /// `identity_len` from the header: known even when the identity was not kept.
+    identity_len: u64,
     identity: Option<PayloadIdentity<'b>>,
     payload_len: u64,
     payload_digest: Option<Sha256Digest>,
@@ -124,6 +126,12 @@ impl StreamedFrame<'_> {
     /// The parsed identity (identity level and above).
     pub fn identity(&self) -> Option<&PayloadIdentity<'_>> {
         self.identity.as_ref()
+    }
+
+    /// Identity length in bytes (`identity_len` of the header), also when the identity
+    /// was not kept.
+    pub fn identity_len(&self) -> u64 {
+        self.identity_len
     }
 
     /// Payload length in bytes.
@@ -148,7 +156,7 @@ impl StreamedFrame<'_> {
 
     /// Total frame length.
     pub fn frame_len(&self) -> u64 {
-        frame_len(self.identity_json.map_or(0, |json| json.len() as u64), self.payload_len).unwrap_or(u64::MAX)
+        frame_len(self.identity_len, self.payload_len).unwrap_or(u64::MAX)
     }
 }
 
@@ -400,7 +408,15 @@ impl<'b> StreamVerifier<'b> {
         if let (VerifyLevel::Full, Some(identity), Some(digest)) = (options.level, &identity, &payload_digest) {
             check_payload_hash(identity, digest)?;
         }
-        Ok(StreamedFrame { identity_json, identity, payload_len, payload_digest, trailer, level: options.level })
+        Ok(StreamedFrame {
+            identity_json,
+            identity_len,
+            identity,
+            payload_len,
+            payload_digest,
+            trailer,
+            level: options.level,
+        })
     }
 
     fn truncation_error(&self) -> Error {
