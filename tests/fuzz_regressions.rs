@@ -44,7 +44,8 @@ fn a_streamed_frame_knows_its_length_without_keeping_the_identity() {
     let frame = membrane_frame::example_frame();
     let mut bytes = frame.clone();
     bytes.extend_from_slice(b"next frame");
-    let one_shot = Frame::parse_mode(&bytes, &ReadOptions::new().level(VerifyLevel::Layout), ParseMode::Prefix).unwrap();
+    let one_shot =
+        Frame::parse_mode(&bytes, &ReadOptions::new().level(VerifyLevel::Layout), ParseMode::Prefix).unwrap();
     let mut tiny = [0u8; 8];
     for mode in [ParseMode::Prefix, ParseMode::Exact] {
         let options = ReadOptions::new().level(VerifyLevel::Layout);
