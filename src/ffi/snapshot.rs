@@ -133,49 +133,54 @@ enum Entry<'a> {
     Replica(JsonStr<'a>, ReplicaNodes<'a>),
 }
 
-/// The iterator of one list or map and the entry it is on (`None` before the first
-/// `next` and after the last).
-enum Cursor<'a> {
-    Members(Members<'a>, Option<Member<'a>>),
-    Primary(PrimaryEntries<'a>, Option<(JsonStr<'a>, JsonStr<'a>)>),
-    Replica(ReplicaEntries<'a>, Option<(JsonStr<'a>, ReplicaNodes<'a>)>),
+/// The entries of one list or map, in text order.
+enum Entries<'a> {
+    Members(Members<'a>),
+    Primary(PrimaryEntries<'a>),
+    Replica(ReplicaEntries<'a>),
 }
 
-impl<'a> Cursor<'a> {
-    fn new(snapshot: &Snapshot<'a>, list: u32) -> Result<Cursor<'a>, Error> {
+impl<'a> Entries<'a> {
+    /// The entries of `list` (`MBR_SNAPSHOT_MEMBERSHIP`, `_PRIMARY_MAP`, `_REPLICA_MAP`).
+    fn of(snapshot: &Snapshot<'a>, list: u32) -> Result<Entries<'a>, Error> {
         Ok(match list {
-            MBR_SNAPSHOT_MEMBERSHIP => Cursor::Members(snapshot.membership().iter(), None),
-            MBR_SNAPSHOT_PRIMARY_MAP => Cursor::Primary(snapshot.primary_map().iter(), None),
-            MBR_SNAPSHOT_REPLICA_MAP => Cursor::Replica(snapshot.replica_map().iter(), None),
+            MBR_SNAPSHOT_MEMBERSHIP => Entries::Members(snapshot.membership().iter()),
+            MBR_SNAPSHOT_PRIMARY_MAP => Entries::Primary(snapshot.primary_map().iter()),
+            MBR_SNAPSHOT_REPLICA_MAP => Entries::Replica(snapshot.replica_map().iter()),
             _ => return Err(invalid("list", "not an MBR_SNAPSHOT_MEMBERSHIP / _PRIMARY_MAP / _REPLICA_MAP")),
         })
     }
+}
 
+impl<'a> Iterator for Entries<'a> {
+    type Item = Entry<'a>;
+
+    fn next(&mut self) -> Option<Entry<'a>> {
+        match self {
+            Entries::Members(members) => members.next().map(Entry::Member),
+            Entries::Primary(entries) => entries.next().map(|(key, node)| Entry::Primary(key, node)),
+            Entries::Replica(entries) => entries.next().map(|(key, nodes)| Entry::Replica(key, nodes)),
+        }
+    }
+}
+
+/// The entries of one list or map and the one the cursor is on (`None` before the
+/// first `next` and after the last).
+struct Cursor<'a> {
+    entries: Entries<'a>,
+    current: Option<Entry<'a>>,
+}
+
+impl<'a> Cursor<'a> {
     /// Move to the next entry; whether there is one.
     fn advance(&mut self) -> bool {
-        match self {
-            Cursor::Members(iter, current) => {
-                *current = iter.next();
-                current.is_some()
-            }
-            Cursor::Primary(iter, current) => {
-                *current = iter.next();
-                current.is_some()
-            }
-            Cursor::Replica(iter, current) => {
-                *current = iter.next();
-                current.is_some()
-            }
-        }
+        self.current = self.entries.next();
+        self.current.is_some()
     }
 
     fn entry(&self) -> Result<Entry<'a>, Error> {
-        let entry = match self {
-            Cursor::Members(_, current) => current.map(Entry::Member),
-            Cursor::Primary(_, current) => current.map(|(key, node)| Entry::Primary(key, node)),
-            Cursor::Replica(_, current) => current.map(|(key, nodes)| Entry::Replica(key, nodes)),
-        };
-        entry.ok_or_else(|| Error::new(ErrorCode::InvalidState, "the cursor is not on an entry").in_field("cursor"))
+        self.current
+            .ok_or_else(|| Error::new(ErrorCode::InvalidState, "the cursor is not on an entry").in_field("cursor"))
     }
 }
 
@@ -205,19 +210,13 @@ fn out_of_range() -> Error {
 
 /// Entry `index` of the list or map that string `field` belongs to (walks from the start).
 fn entry_at<'a>(snapshot: &Snapshot<'a>, field: u32, index: usize) -> Result<Entry<'a>, Error> {
-    let entry = match field {
-        MBR_SNAPSHOT_MEMBER_NODE_ID | MBR_SNAPSHOT_MEMBER_HOST => {
-            snapshot.membership().iter().nth(index).map(Entry::Member)
-        }
-        MBR_SNAPSHOT_PRIMARY_KEY | MBR_SNAPSHOT_PRIMARY_NODE => {
-            snapshot.primary_map().iter().nth(index).map(|(key, node)| Entry::Primary(key, node))
-        }
-        MBR_SNAPSHOT_REPLICA_KEY | MBR_SNAPSHOT_REPLICA_NODE => {
-            snapshot.replica_map().iter().nth(index).map(|(key, nodes)| Entry::Replica(key, nodes))
-        }
+    let list = match field {
+        MBR_SNAPSHOT_MEMBER_NODE_ID | MBR_SNAPSHOT_MEMBER_HOST => MBR_SNAPSHOT_MEMBERSHIP,
+        MBR_SNAPSHOT_PRIMARY_KEY | MBR_SNAPSHOT_PRIMARY_NODE => MBR_SNAPSHOT_PRIMARY_MAP,
+        MBR_SNAPSHOT_REPLICA_KEY | MBR_SNAPSHOT_REPLICA_NODE => MBR_SNAPSHOT_REPLICA_MAP,
         _ => return Err(unknown_field()),
     };
-    entry.ok_or_else(out_of_range)
+    Entries::of(snapshot, list)?.nth(index).ok_or_else(out_of_range)
 }
 
 fn unknown_field() -> Error {
@@ -495,7 +494,8 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_init(
     boundary(core::ptr::null_mut(), || {
         non_null(cursor, "cursor")?;
         // SAFETY: the caller passes a valid snapshot.
-        let value = Cursor::new(unsafe { snapshot_ref(snapshot)? }, list)?;
+        let entries = Entries::of(unsafe { snapshot_ref(snapshot)? }, list)?;
+        let value = Cursor { entries, current: None };
         // SAFETY: `cursor` is non-NULL, aligned and writable (the caller's storage), and
         // fits (asserted above).
         unsafe { Slot::store(cursor, TAG_CURSOR, value) };
