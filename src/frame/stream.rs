@@ -355,11 +355,11 @@ impl<'b> StreamVerifier<'b> {
             Stage::Head => {
                 // identity_len came from a u32 field.
                 check_identity_limit(self.identity_len as u32, &self.options)?;
-                if self.options.level >= VerifyLevel::Identity && self.identity_len > self.identity_buf.len() as u64 {
-                    return Err(Error::buffer_too_small(self.identity_len).in_field("identity_buf"));
-                }
                 if self.options.level >= VerifyLevel::Identity {
-                    parse_identity(self.identity_json().unwrap_or(&[]), &self.options)?;
+                    let identity_json = self
+                        .identity_json()
+                        .ok_or_else(|| Error::buffer_too_small(self.identity_len).in_field("identity_buf"))?;
+                    parse_identity(identity_json, &self.options)?;
                 }
                 let length_at = (MIN_FRAME_PREFIX - 8)..MIN_FRAME_PREFIX;
                 self.payload_len = read_u64_le(self.header.get(length_at).unwrap_or(&[]));
