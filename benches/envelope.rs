@@ -32,14 +32,15 @@ mod support;
 
 use criterion::measurement::Measurement;
 use criterion::Criterion;
-use membrane_frame::{Dtype, FragmentMessage, IdentityValues, InclusiveRange};
+use membrane_frame::FragmentMessage;
 use serde::Deserialize;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
-use support::{criterion_dir, full_run, machine_summary, median, paired, thread_cpu_time, ThreadCpuTime};
+use support::{
+    criterion_dir, full_run, kv_identity, machine_summary, median, paired, thread_cpu_time, vectors_dir, ThreadCpuTime,
+};
 
 // ---------------------------------------------------------------------------------------
 // Allocation counting
@@ -172,13 +173,6 @@ fn serde_borrowed(text: &[u8]) -> u64 {
 // ---------------------------------------------------------------------------------------
 // The envelope
 
-fn vectors_dir() -> PathBuf {
-    match std::env::var_os("MEMBRANE_VECTORS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
-    }
-}
-
 /// The docs-style envelope in its SPEC §3.2 form, the same envelope in another
 /// spelling, and where they came from.
 fn docs_envelope() -> (Vec<u8>, Vec<u8>, String) {
@@ -197,20 +191,8 @@ fn docs_envelope() -> (Vec<u8>, Vec<u8>, String) {
     let bar = "!".repeat(78);
     eprintln!("\n{bar}\n!!! CONFORMANCE VECTORS NOT FOUND at {}", path.display());
     eprintln!("!!! the envelope is built with the crate's builder instead\n{bar}\n");
-    let identity = IdentityValues {
-        payload_hash: "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
-        model_id: "llama-3-8b",
-        model_revision: "",
-        tokenizer_name: "llama-3-8b",
-        tokenizer_revision: "",
-        layer_range: InclusiveRange::new(0, 31),
-        head_range: InclusiveRange::ALL_HEADS,
-        token_span: InclusiveRange::new(0, 127),
-        dtype: Dtype::Float16,
-        shape: &[1, 32, 8, 128, 64],
-    }
-    .build()
-    .expect("a valid identity");
+    let hash = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+    let identity = kv_identity(hash).build().expect("a valid identity");
     let message = FragmentMessage::builder("public", identity).ttl(60.0).reuse_score(0.5).build().expect("valid");
     let written = reemit(&message);
     let mut other = written[..written.len() - 1].to_vec();

@@ -37,15 +37,17 @@ mod support;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 use membrane_frame::{
-    encode_frame, Dtype, Frame, FrameEncoder, IdentityValues, InclusiveRange, ParseMode, PayloadIdentity, ReadOptions,
-    Sha256Digest, StreamVerifier, VerifyLevel,
+    encode_frame, Frame, FrameEncoder, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier,
+    VerifyLevel,
 };
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
-use support::{criterion_dir, full_run, machine_summary, paired, thread_cpu_time, Paired, ThreadCpuTime};
+use support::{
+    criterion_dir, full_run, kv_identity, machine_summary, paired, thread_cpu_time, vectors_dir, Paired, ThreadCpuTime,
+};
 
 const MIB: usize = 1 << 20;
 const STREAM_CHUNK: usize = 64 * 1024;
@@ -62,13 +64,6 @@ struct SmallFrames {
     pretty: Vec<u8>,
     /// Where they came from.
     source: String,
-}
-
-fn vectors_dir() -> PathBuf {
-    match std::env::var_os("MEMBRANE_VECTORS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
-    }
 }
 
 fn load_small_frames() -> SmallFrames {
@@ -140,21 +135,6 @@ fn big_frame(len: usize) -> Vec<u8> {
     let written = encode_frame(&identity, &payload, &mut frame).expect("bench frame fits");
     assert_eq!(written, frame.len());
     frame
-}
-
-fn kv_identity(payload_hash: &str) -> IdentityValues<'_> {
-    IdentityValues {
-        payload_hash,
-        model_id: "llama-3-8b",
-        model_revision: "",
-        tokenizer_name: "llama-3-8b",
-        tokenizer_revision: "",
-        layer_range: InclusiveRange::new(0, 31),
-        head_range: InclusiveRange::ALL_HEADS,
-        token_span: InclusiveRange::new(0, 127),
-        dtype: Dtype::Float16,
-        shape: &[1, 32, 8, 128, 64],
-    }
 }
 
 fn options(level: VerifyLevel) -> ReadOptions {

@@ -1,9 +1,11 @@
 //! What the benchmarks share: a thread-CPU-time clock for Criterion, the paired
 //! (alternating) ratio check, and the run's context (where Criterion writes, whether this
-//! is a full run, the machine). Each bench uses a part of it.
+//! is a full run, the machine), and the fixtures' common parts. Each bench uses a part
+//! of it.
 #![allow(dead_code)]
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use membrane_frame::{Dtype, IdentityValues, InclusiveRange};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -211,4 +213,28 @@ pub(crate) fn machine_summary() -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     format!("{model}, {sha_ni}, {cores} cores; load average at the start: {}", load.trim())
+}
+
+/// The conformance vectors: `$MEMBRANE_VECTORS`, else `../shared/vectors` beside the crate.
+pub(crate) fn vectors_dir() -> PathBuf {
+    match std::env::var_os("MEMBRANE_VECTORS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
+    }
+}
+
+/// The docs-hello identity (`frames/docs-hello.bin`) with another `payload_hash`.
+pub(crate) fn kv_identity(payload_hash: &str) -> IdentityValues<'_> {
+    IdentityValues {
+        payload_hash,
+        model_id: "llama-3-8b",
+        model_revision: "",
+        tokenizer_name: "llama-3-8b",
+        tokenizer_revision: "",
+        layer_range: InclusiveRange::new(0, 31),
+        head_range: InclusiveRange::ALL_HEADS,
+        token_span: InclusiveRange::new(0, 127),
+        dtype: Dtype::Float16,
+        shape: &[1, 32, 8, 128, 64],
+    }
 }
