@@ -69,6 +69,9 @@ impl<'a> Spelled<'a> {
 
     /// An integer token (`-?(0|[1-9][0-9]*)`, SPEC §4) within `i64`. A fraction, an
     /// exponent or an overflow is `None`: the general reader words those problems.
+    /// One pass over the digits; `scan_number` + `JsonNumber::as_i64` give the same
+    /// verdicts in two passes, which costs the canonical identity parse about 1 400 of
+    /// its 3 300 instructions (callgrind, docs-hello).
     #[inline(always)]
     pub(crate) fn int(&mut self) -> Option<i64> {
         let bytes = self.text.as_bytes();
