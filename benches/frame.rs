@@ -24,7 +24,7 @@
 //! Acceptance targets:
 //! * layout-level parse of `docs-hello.bin` (exact mode) <= 20 ns;
 //! * identity-level parse of `docs-hello.bin` <= 300 ns;
-//! * trailer-level `Frame::parse_exact` of 1 MiB / 64 MiB payloads >= 0.95x the
+//! * trailer-level `Frame::parse_with` (exact mode) of 1 MiB / 64 MiB payloads >= 0.95x the
 //!   throughput of `sha2::Sha256::digest` over the same payload bytes;
 //! * head + trailer writing (what a `writev` writer does) of 1 MiB / 64 MiB payloads
 //!   >= 0.95x raw `sha2` over the same bytes.
@@ -37,8 +37,7 @@ mod support;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 use membrane_frame::{
-    encode_frame, Frame, FrameEncoder, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier,
-    VerifyLevel,
+    encode_frame, Frame, FrameEncoder, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel,
 };
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -90,7 +89,7 @@ fn load_small_frames() -> SmallFrames {
 /// The same frame with its identity re-spelled non-canonically (a space after every
 /// `:` and `,` outside strings), so its fingerprint needs re-serialisation.
 fn pretty_copy(frame: &[u8]) -> Vec<u8> {
-    let parsed = Frame::parse_exact(frame, &options(VerifyLevel::Layout)).expect("example frame");
+    let (parsed, _) = Frame::parse_with(frame, &options(VerifyLevel::Layout)).expect("example frame");
     let mut json = Vec::new();
     let (mut in_string, mut escaped) = (false, false);
     for &byte in parsed.identity_json() {
@@ -146,15 +145,15 @@ fn options(level: VerifyLevel) -> ReadOptions {
 
 /// What a caller looks at after a parse: where the payload is, or the error code.
 /// (Handing the whole ~400-byte `Result` to `black_box` would time a memcpy of it.)
-fn observe(result: &Result<Frame<'_>, membrane_frame::Error>) -> (usize, usize) {
+fn observe(result: &Result<(Frame<'_>, &[u8]), membrane_frame::Error>) -> (usize, usize) {
     match result {
-        Ok(frame) => (frame.payload_offset(), frame.payload().len()),
+        Ok((frame, _)) => (frame.payload_offset(), frame.payload().len()),
         Err(err) => (usize::MAX, err.code().number() as usize),
     }
 }
 
 fn parse(frame: &[u8], opts: &ReadOptions) -> (usize, usize) {
-    observe(&Frame::parse_exact(black_box(frame), black_box(opts)))
+    observe(&Frame::parse_with(black_box(frame), black_box(opts)))
 }
 
 fn sha2_raw(bytes: &[u8]) -> [u8; 32] {
@@ -179,13 +178,13 @@ fn write_head_trailer(payload: &[u8], head: &mut [u8]) -> (usize, [u8; 8]) {
     let hex = digest.to_hex();
     let identity = kv_identity(hex.as_str()).build().expect("identity");
     let encoder = FrameEncoder::new(&identity, payload.len() as u64).expect("plan");
-    let head_len = encoder.write_head(head).expect("head fits");
+    let head_len = encoder.write_head_into(head).expect("head fits");
     black_box((head_len, digest.trailer()))
 }
 
 /// The frame fed to a streaming verifier in 64 KiB chunks, as from a socket.
 fn stream_verify(frame: &[u8], identity_buf: &mut [u8]) -> u64 {
-    let mut verifier = StreamVerifier::new(options(VerifyLevel::Trailer), ParseMode::Exact, identity_buf);
+    let mut verifier = StreamVerifier::new(options(VerifyLevel::Trailer), identity_buf);
     for chunk in black_box(frame).chunks(STREAM_CHUNK) {
         verifier.feed(chunk).expect("chunk");
     }
@@ -209,11 +208,11 @@ struct Small<'a> {
 impl<'a> Small<'a> {
     fn new(frames: &'a SmallFrames) -> Small<'a> {
         let (hello, pretty) = (frames.hello.as_slice(), frames.pretty.as_slice());
-        let parsed = Frame::parse_exact(hello, &options(VerifyLevel::Full)).expect("docs-hello is valid");
+        let (parsed, _) = Frame::parse_with(hello, &options(VerifyLevel::Full)).expect("docs-hello is valid");
         let canonical = parsed.identity().expect("identity").clone();
         assert!(canonical.is_canonical(), "docs-hello identity must be canonical");
-        let pretty_frame =
-            Frame::parse_exact(pretty, &options(VerifyLevel::Full)).expect("noncanonical-pretty is valid");
+        let (pretty_frame, _) =
+            Frame::parse_with(pretty, &options(VerifyLevel::Full)).expect("noncanonical-pretty is valid");
         let noncanonical = pretty_frame.identity().expect("identity").clone();
         assert!(!noncanonical.is_canonical(), "noncanonical-pretty identity must not be canonical");
         assert_eq!(canonical.fingerprint(), noncanonical.fingerprint());
@@ -279,7 +278,7 @@ fn payload_group(len: usize) -> String {
 
 fn bench_payload(c: &mut Criterion, len: usize, pairs: Option<&mut PairedResults>) {
     let frame = big_frame(len);
-    let parsed = Frame::parse_exact(&frame, &options(VerifyLevel::Full)).expect("bench frame is valid");
+    let (parsed, _) = Frame::parse_with(&frame, &options(VerifyLevel::Full)).expect("bench frame is valid");
     let payload = parsed.payload();
     assert_eq!(payload.len(), len);
     let big = len >= 16 * MIB;

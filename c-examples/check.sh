@@ -160,7 +160,7 @@ if [ ! -f "$MEMBRANE_VECTORS/frames.jsonl" ]; then
 fi
 
 step "tools: cc, c++, cmake, pkg-config, valgrind, readelf" have_tools
-step "cargo rustc --release --crate-type staticlib,cdylib (libmembrane_frame.a, .so)" "$MAKE" --no-print-directory lib
+step "cargo build --release -p membrane-frame-ffi (libmembrane_frame.a, .so)" "$MAKE" --no-print-directory lib
 step "make: every program, static + shared + ASan/UBSan builds" "$MAKE" --no-print-directory -j 2 variants
 step "make: membrane_frame.h as C99, C11, C++17 (+ hpp, with and without exceptions), -Werror" \
     "$MAKE" --no-print-directory headers

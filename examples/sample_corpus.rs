@@ -157,12 +157,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let bytes = std::fs::read(path)?;
         let verdicts: Vec<String> = VerifyLevel::ALL
             .iter()
-            .map(|&level| match Frame::parse_exact(&bytes, &ReadOptions::new().level(level)) {
+            .map(|&level| match Frame::parse_with(&bytes, &ReadOptions::new().level(level)) {
                 Ok(_) => "ok".to_string(),
                 Err(err) => err.code().name().to_string(),
             })
             .collect();
-        let full = match Frame::parse_exact(&bytes, &ReadOptions::new().level(VerifyLevel::Full)) {
+        let full = match Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Full)) {
             Ok(_) => "ok",
             Err(err) => err.code().name(),
         };

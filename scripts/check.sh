@@ -76,12 +76,11 @@ step "float conversion = str::parse::<f64> on 2 000 000 tokens (release)" \
 
 # Miri over the core's unit tests, where the toolchain has it.
 if cargo +nightly miri --version >/dev/null 2>&1; then
-    # --lib with the default features: the core's unit tests and the C ABI's (src/ffi).
-    step "miri: core and C ABI unit tests" env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --lib --quiet
-    # Every C ABI entry point called from outside the crate, through raw pointers, as a
-    # C caller would (the zero-allocation test doubles as Miri's integration test).
-    step "miri: C ABI integration test (tests/ffi_no_alloc.rs)" \
-        env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --quiet --test ffi_no_alloc
+    step "miri: core unit tests" env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --lib --quiet
+    # The C ABI crate's tests: its unit tests and every entry point called through raw
+    # pointers, as a C caller would (ffi/tests/no_alloc.rs, a module of its test build).
+    step "miri: C ABI (ffi/: every entry point through raw pointers)" \
+        env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --quiet -p membrane-frame-ffi --lib
 else
     loud "no nightly toolchain with Miri here: undefined-behaviour check did not run"
 fi

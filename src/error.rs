@@ -37,7 +37,7 @@ impl ErrorClass {
 }
 
 macro_rules! error_codes {
-    ($($variant:ident = $num:literal, $name:literal, $class:ident, $doc:literal;)*) => {
+    ($($variant:ident = $num:literal, $name:literal, $class:ident, $doc:literal, $description:literal;)*) => {
         /// Stable error codes (SPEC §8). Numbers are part of the C ABI: never renumber,
         /// never reuse. `0` (`ok`) is not an error and so is not a variant.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,6 +54,12 @@ macro_rules! error_codes {
             /// The SPEC §8 name, e.g. `"trailer_mismatch"`.
             pub const fn name(self) -> &'static str {
                 match self { $(ErrorCode::$variant => $name,)* }
+            }
+
+            /// A one-line description, lower case, for messages (`mbr_status_str` of
+            /// the C ABI, the CLI's explanations).
+            pub const fn description(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $description,)* }
             }
 
             /// The class the code belongs to.
@@ -79,41 +85,76 @@ macro_rules! error_codes {
     };
 }
 
+// One row per code: variant = number, SPEC §8 name, class, doc, one-line description.
 error_codes! {
-    TooShort = 1, "too_short", Corrupt, "Fewer than 22 bytes: not even a header and a payload length.";
-    BadMagic = 2, "bad_magic", Schema, "The first four bytes are not a Membrane magic.";
-    LegacyFrame = 3, "legacy_frame", Schema, "A v2 or v4 frame: migrate it (SPEC §7).";
-    SchemaMismatch = 4, "schema_mismatch", Schema, "The schema field is not 5.";
-    ReservedNonzero = 5, "reserved_nonzero", Schema, "The reserved field is not 0.";
-    IdentityOverrun = 6, "identity_overrun", Corrupt, "The identity and payload length run past the end of the buffer.";
-    IdentityTooLarge = 7, "identity_too_large", Schema, "The identity length exceeds the configured limit.";
-    IdentityJson = 8, "identity_json", Schema, "The identity is not strict JSON (SPEC §4) or not an object.";
-    IdentityField = 9, "identity_field", Schema, "An identity field breaks SPEC §2.2.";
-    PayloadOverrun = 10, "payload_overrun", Corrupt, "The payload and trailer run past the end of the buffer.";
-    TrailingBytes = 11, "trailing_bytes", Corrupt, "Bytes follow the frame (exact parsing only).";
-    TrailerMismatch = 12, "trailer_mismatch", Corrupt, "The trailer is not the first 8 bytes of SHA-256(payload).";
-    PayloadHashMismatch = 13, "payload_hash_mismatch", Corrupt, "payload_hash is not the lower-case hex SHA-256 of the payload.";
-    EnvelopeJson = 20, "envelope_json", Schema, "The envelope is not strict JSON.";
-    EnvelopeVersion = 21, "envelope_version", Schema, "schema_version is missing or not 5.";
-    EnvelopeMissingField = 22, "envelope_missing_field", Schema, "A required envelope field is missing.";
-    EnvelopeField = 23, "envelope_field", Schema, "An envelope field breaks SPEC §3.1.";
-    SnapshotJson = 30, "snapshot_json", Schema, "The snapshot is not strict JSON.";
-    SnapshotVersion = 31, "snapshot_version", Schema, "The snapshot schema_version is missing or unsupported.";
-    SnapshotField = 32, "snapshot_field", Schema, "A snapshot field breaks SPEC §5.";
-    StaleEpoch = 33, "stale_epoch", Schema, "The snapshot epoch is two or more behind the live epoch.";
-    TombstoneJson = 40, "tombstone_json", Schema, "A tombstone body is not strict JSON.";
-    TombstoneField = 41, "tombstone_field", Schema, "A tombstone body field breaks SPEC §6.";
-    ProtoDecode = 50, "proto_decode", Corrupt, "A protobuf message (SPEC §10) is not valid wire format: truncated or over-long varint, length past the end, group or unknown wire type, field number 0.";
-    ProtoField = 51, "proto_field", Schema, "A known protobuf field (SPEC §10) has the wrong wire type or an invalid value (a string that is not UTF-8).";
-    ChunkSequence = 52, "chunk_sequence", Corrupt, "Chunks (SPEC §10) out of sequence: a chunk_index or offset gap, a chunk after is_last, or no is_last.";
-    ChunkDigest = 53, "chunk_digest", Corrupt, "A chunk's sha256_hex is not the lower-case hex SHA-256 of its data (SPEC §10).";
-    NullPointer = 100, "null_pointer", Usage, "A required pointer was NULL (C ABI).";
-    BufferTooSmall = 101, "buffer_too_small", Usage, "The output buffer is too small; the error says how many bytes are needed.";
-    LengthMismatch = 102, "length_mismatch", Usage, "The payload fed to a chunked writer does not match its declared length.";
-    TableFull = 103, "table_full", Usage, "A fixed-capacity table is full.";
-    Io = 104, "io", Io, "An I/O operation failed.";
-    InvalidArgument = 105, "invalid_argument", Usage, "An argument is out of its allowed range (an unknown level, a bad option).";
-    InvalidState = 106, "invalid_state", Usage, "The object is not in a state that allows this call (e.g. fed after it failed).";
+    TooShort = 1, "too_short", Corrupt, "Fewer than 22 bytes: not even a header and a payload length.",
+        "fewer than 22 bytes: not even a header and a payload length";
+    BadMagic = 2, "bad_magic", Schema, "The first four bytes are not a Membrane magic.",
+        "the first four bytes are not a Membrane magic";
+    LegacyFrame = 3, "legacy_frame", Schema, "A v2 or v4 frame: migrate it (SPEC §7).",
+        "a v2 or v4 frame: migrate it to v5";
+    SchemaMismatch = 4, "schema_mismatch", Schema, "The schema field is not 5.",
+        "the schema field is not 5";
+    ReservedNonzero = 5, "reserved_nonzero", Schema, "The reserved field is not 0.",
+        "the reserved field is not 0";
+    IdentityOverrun = 6, "identity_overrun", Corrupt, "The identity and payload length run past the end of the buffer.",
+        "the identity and payload length run past the end of the buffer";
+    IdentityTooLarge = 7, "identity_too_large", Schema, "The identity length exceeds the configured limit.",
+        "the identity length exceeds the configured limit";
+    IdentityJson = 8, "identity_json", Schema, "The identity is not strict JSON (SPEC §4) or not an object.",
+        "the identity is not strict JSON or not an object";
+    IdentityField = 9, "identity_field", Schema, "An identity field breaks SPEC §2.2.",
+        "an identity field breaks the identity rules";
+    PayloadOverrun = 10, "payload_overrun", Corrupt, "The payload and trailer run past the end of the buffer.",
+        "the payload and trailer run past the end of the buffer";
+    TrailingBytes = 11, "trailing_bytes", Corrupt, "Bytes follow the frame (exact parsing only).",
+        "bytes follow the frame";
+    TrailerMismatch = 12, "trailer_mismatch", Corrupt, "The trailer is not the first 8 bytes of SHA-256(payload).",
+        "the trailer is not the first 8 bytes of SHA-256(payload)";
+    PayloadHashMismatch = 13, "payload_hash_mismatch", Corrupt, "payload_hash is not the lower-case hex SHA-256 of the payload.",
+        "payload_hash is not the lower-case hex SHA-256 of the payload";
+    EnvelopeJson = 20, "envelope_json", Schema, "The envelope is not strict JSON.",
+        "the envelope is not strict JSON";
+    EnvelopeVersion = 21, "envelope_version", Schema, "schema_version is missing or not 5.",
+        "the envelope schema_version is missing or not 5";
+    EnvelopeMissingField = 22, "envelope_missing_field", Schema, "A required envelope field is missing.",
+        "a required envelope field is missing";
+    EnvelopeField = 23, "envelope_field", Schema, "An envelope field breaks SPEC §3.1.",
+        "an envelope field breaks the envelope rules";
+    SnapshotJson = 30, "snapshot_json", Schema, "The snapshot is not strict JSON.",
+        "the snapshot is not strict JSON";
+    SnapshotVersion = 31, "snapshot_version", Schema, "The snapshot schema_version is missing or unsupported.",
+        "the snapshot schema_version is missing or unsupported";
+    SnapshotField = 32, "snapshot_field", Schema, "A snapshot field breaks SPEC §5.",
+        "a snapshot field breaks the snapshot rules";
+    StaleEpoch = 33, "stale_epoch", Schema, "The snapshot epoch is two or more behind the live epoch.",
+        "the snapshot epoch is two or more behind the live epoch";
+    TombstoneJson = 40, "tombstone_json", Schema, "A tombstone body is not strict JSON.",
+        "a tombstone body is not strict JSON";
+    TombstoneField = 41, "tombstone_field", Schema, "A tombstone body field breaks SPEC §6.",
+        "a tombstone body field breaks the tombstone rules";
+    ProtoDecode = 50, "proto_decode", Corrupt, "A protobuf message (SPEC §10) is not valid wire format: truncated or over-long varint, length past the end, group or unknown wire type, field number 0.",
+        "a protobuf message is not valid wire format";
+    ProtoField = 51, "proto_field", Schema, "A known protobuf field (SPEC §10) has the wrong wire type or an invalid value (a string that is not UTF-8).",
+        "a known protobuf field has the wrong wire type or an invalid value";
+    ChunkSequence = 52, "chunk_sequence", Corrupt, "Chunks (SPEC §10) out of sequence: a chunk_index or offset gap, a chunk after is_last, or no is_last.",
+        "chunks out of sequence: index or offset gap, data after is_last, or no is_last";
+    ChunkDigest = 53, "chunk_digest", Corrupt, "A chunk's sha256_hex is not the lower-case hex SHA-256 of its data (SPEC §10).",
+        "a chunk's sha256_hex is not the SHA-256 of its data";
+    NullPointer = 100, "null_pointer", Usage, "A required pointer was NULL (C ABI).",
+        "a required pointer argument was NULL";
+    BufferTooSmall = 101, "buffer_too_small", Usage, "The output buffer is too small; the error says how many bytes are needed.",
+        "an output buffer is too small";
+    LengthMismatch = 102, "length_mismatch", Usage, "The payload fed to a chunked writer does not match its declared length.",
+        "the payload fed does not match the declared length";
+    TableFull = 103, "table_full", Usage, "A fixed-capacity table is full.",
+        "a fixed-capacity table is full";
+    Io = 104, "io", Io, "An I/O operation failed.",
+        "an I/O operation failed";
+    InvalidArgument = 105, "invalid_argument", Usage, "An argument is out of its allowed range (an unknown level, a bad option).",
+        "an argument is out of its allowed range";
+    InvalidState = 106, "invalid_state", Usage, "The object is not in a state that allows this call (e.g. fed after it failed).",
+        "the object is not initialised or already finished";
 }
 
 impl fmt::Display for ErrorCode {
@@ -143,9 +184,30 @@ pub struct Error {
 }
 
 impl Error {
-    /// An error with a code and a short reason.
-    pub const fn new(code: ErrorCode, reason: &'static str) -> Error {
+    /// An error with a code and a short reason. Crate-private: the library's readers
+    /// decide what is a format error; callers get the usage errors below.
+    pub(crate) const fn new(code: ErrorCode, reason: &'static str) -> Error {
         Error { code, offset: None, field: None, reason, needed: None }
+    }
+
+    /// `null_pointer` for a required pointer `argument` (for C bindings).
+    pub const fn null_pointer(argument: &'static str) -> Error {
+        Error::new(ErrorCode::NullPointer, "a required pointer argument is NULL").in_field(argument)
+    }
+
+    /// `invalid_argument`: `argument` is out of its allowed range, for `reason`.
+    pub const fn invalid_argument(argument: &'static str, reason: &'static str) -> Error {
+        Error::new(ErrorCode::InvalidArgument, reason).in_field(argument)
+    }
+
+    /// `invalid_state`: the object `argument` does not allow this call, for `reason`.
+    pub const fn invalid_state(argument: &'static str, reason: &'static str) -> Error {
+        Error::new(ErrorCode::InvalidState, reason).in_field(argument)
+    }
+
+    /// `io`: an operation on `argument` (a file, a callback) failed, for `reason`.
+    pub const fn io(argument: &'static str, reason: &'static str) -> Error {
+        Error::new(ErrorCode::Io, reason).in_field(argument)
     }
 
     /// A `buffer_too_small` error that reports the size needed.

@@ -8,13 +8,13 @@
 //! ```
 //! use membrane_frame::{Frame, ReadOptions, VerifyLevel};
 //! # let bytes = membrane_frame::example_frame();
-//! let frame = Frame::parse_exact(&bytes, &ReadOptions::new().level(VerifyLevel::Full))?;
+//! let (frame, _) = Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Full))?;
 //! println!("{} bytes of {}", frame.payload().len(), frame.identity().unwrap().dtype());
 //! # Ok::<(), membrane_frame::Error>(())
 //! ```
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
-// Unsafe code lives only at the C ABI boundary (`ffi`), each block with a SAFETY note.
-#![deny(unsafe_code)]
+// The core has no unsafe code: the C ABI (the `membrane-frame-ffi` crate) holds it.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(
     clippy::indexing_slicing,
@@ -30,9 +30,6 @@
 mod digest;
 pub mod envelope;
 mod error;
-#[cfg(feature = "ffi")]
-#[allow(unsafe_code)]
-pub mod ffi;
 pub mod frame;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -49,7 +46,7 @@ pub mod snapshot;
 pub mod table;
 pub mod tombstone;
 
-pub use digest::{HexDigest, Sha256Digest};
+pub use digest::{HexDigest, Sha256Digest, Sha256Hasher};
 pub use envelope::{CompatInputs, Consistency, EnvelopeBuilder, FragmentMessage};
 pub use error::{Error, ErrorClass, ErrorCode};
 pub use frame::{

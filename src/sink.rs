@@ -1,9 +1,9 @@
-//! Where writers put bytes: a hasher, a caller's buffer, a counter, or (with `std`) any
-//! `io::Write`. Writers are generic over [`ByteSink`] so the same code serialises into
-//! SHA-256 for a fingerprint and into a buffer for a frame, with no allocation.
+//! Where writers put bytes: a hasher ([`Sha256Hasher`](crate::Sha256Hasher)), a
+//! caller's buffer, a counter, or (with `std`) any `io::Write`. Writers are generic over
+//! [`ByteSink`] so the same code serialises into SHA-256 for a fingerprint and into a
+//! buffer for a frame, with no allocation.
 
 use core::convert::Infallible;
-use sha2::{Digest, Sha256};
 
 /// A destination for bytes.
 pub trait ByteSink {
@@ -11,14 +11,6 @@ pub trait ByteSink {
     type Error;
     /// Append `bytes`.
     fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
-}
-
-impl ByteSink for Sha256 {
-    type Error = Infallible;
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Infallible> {
-        self.update(bytes);
-        Ok(())
-    }
 }
 
 impl<S: ByteSink + ?Sized> ByteSink for &mut S {

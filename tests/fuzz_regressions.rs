@@ -18,7 +18,9 @@ fn identity_checks_precede_length_checks_only_at_the_identity_level() {
     ];
     let two = [one, one].concat();
     let code = |bytes: &[u8], level, mode| {
-        Frame::parse_mode(bytes, &ReadOptions::new().level(level), mode).map(|_| ()).map_err(|e| (e.code(), e.offset()))
+        Frame::parse_with(bytes, &ReadOptions::new().level(level).mode(mode))
+            .map(|_| ())
+            .map_err(|e| (e.code(), e.offset()))
     };
     assert_eq!(code(one, VerifyLevel::Layout, ParseMode::Exact), Ok(()));
     assert_eq!(code(&two, VerifyLevel::Layout, ParseMode::Exact), Err((ErrorCode::TrailingBytes, Some(35))));
@@ -45,11 +47,11 @@ fn a_streamed_frame_knows_its_length_without_keeping_the_identity() {
     let mut bytes = frame.clone();
     bytes.extend_from_slice(b"next frame");
     let one_shot =
-        Frame::parse_mode(&bytes, &ReadOptions::new().level(VerifyLevel::Layout), ParseMode::Prefix).unwrap();
+        Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Layout).mode(ParseMode::Prefix)).unwrap();
     let mut tiny = [0u8; 8];
     for mode in [ParseMode::Prefix, ParseMode::Exact] {
         let options = ReadOptions::new().level(VerifyLevel::Layout);
-        let mut verifier = StreamVerifier::new(options, mode, &mut tiny);
+        let mut verifier = StreamVerifier::new(options.mode(mode), &mut tiny);
         let input: &[u8] = if mode == ParseMode::Prefix { &bytes } else { &frame };
         assert!(matches!(verifier.feed(input), Ok(StreamStatus::Complete { .. })), "{mode:?}");
         let streamed = verifier.finish().unwrap();

@@ -269,7 +269,7 @@ impl Tally {
         for &level in levels {
             self.mutants += 1;
             let predicted = predict(mutant, level, memo);
-            let actual = Frame::parse_exact(mutant, &ReadOptions::new().level(level));
+            let actual = Frame::parse_with(mutant, &ReadOptions::new().level(level));
             let context = || format!("{} {region} {what} at {level:?}", case.name);
             let entry = self.by_region.entry(region).or_default();
             entry.0 += 1;
@@ -280,7 +280,7 @@ impl Tally {
                     self.rejected += 1;
                     *entry.1.entry(code.name()).or_default() += 1;
                 }
-                (Ok(frame), None) => {
+                (Ok((frame, _)), None) => {
                     // Only a changed identity (or, at the layout level, unread bytes) can
                     // leave the frame valid; it must never pass as the original identity
                     // unless the bytes mean the same value.

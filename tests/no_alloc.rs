@@ -67,12 +67,12 @@ fn main() {
         for level in VerifyLevel::ALL {
             let options = ReadOptions::new().level(level);
             let n = allocations_in(|| {
-                let _ = std::hint::black_box(Frame::parse_exact(bytes, &options));
-                let _ = std::hint::black_box(Frame::parse_prefix(bytes, &options));
+                let _ = std::hint::black_box(Frame::parse_with(bytes, &options));
+                let _ = std::hint::black_box(Frame::parse_with(bytes, &options.mode(ParseMode::Prefix)));
             });
             expect_none("parse", name, n);
             let n = allocations_in(|| {
-                let mut verifier = StreamVerifier::new(options, ParseMode::Exact, &mut identity_buf);
+                let mut verifier = StreamVerifier::new(options, &mut identity_buf);
                 for chunk in bytes.chunks(13) {
                     if verifier.feed(chunk).is_err() {
                         break;
@@ -95,7 +95,7 @@ fn main() {
         let n = allocations_in(|| {
             let _ = std::hint::black_box(encode_frame(identity, frame.payload(), &mut out));
             let encoder = FrameEncoder::new(identity, frame.payload().len() as u64).unwrap();
-            let _ = std::hint::black_box(encoder.write_head(&mut out));
+            let _ = std::hint::black_box(encoder.write_head_into(&mut out));
         });
         expect_none("encode", name, n);
         let n = allocations_in(|| {

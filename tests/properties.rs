@@ -85,14 +85,14 @@ fn frame_bytes(values: &Values, payload: &[u8]) -> Vec<u8> {
 
 /// The verdict of the one-shot reader: the error code, or the facts of the frame.
 fn one_shot(bytes: &[u8], level: VerifyLevel) -> Result<(u64, Option<Sha256Digest>), String> {
-    Frame::parse_exact(bytes, &ReadOptions::new().level(level))
-        .map(|f| (f.payload().len() as u64, f.payload_digest()))
+    Frame::parse_with(bytes, &ReadOptions::new().level(level))
+        .map(|(f, _)| (f.payload().len() as u64, f.payload_digest()))
         .map_err(|e| e.code().name().to_string())
 }
 
 fn streamed(bytes: &[u8], level: VerifyLevel, cuts: &[usize]) -> Result<(u64, Option<Sha256Digest>), String> {
     let mut identity = vec![0u8; 64 * 1024];
-    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
     let mut rest = bytes;
     let mut cuts = cuts.iter().cycle();
     while !rest.is_empty() {
@@ -118,7 +118,7 @@ proptest! {
     #[test]
     fn write_read_reserialise_is_identical(values in values(), payload in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let bytes = frame_bytes(&values, &payload);
-        let frame = Frame::parse_exact(&bytes, &ReadOptions::new().level(VerifyLevel::Full)).unwrap();
+        let (frame, _) = Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Full)).unwrap();
         prop_assert_eq!(frame.payload(), &payload[..]);
         let parsed = frame.identity().unwrap();
         prop_assert!(parsed.is_canonical());
@@ -166,8 +166,8 @@ proptest! {
         let bytes = frame_bytes(&values, &payload);
         let short = &bytes[..cut.index(bytes.len())];
         for level in VerifyLevel::ALL {
-            prop_assert!(Frame::parse_exact(short, &ReadOptions::new().level(level)).is_err());
-            prop_assert!(Frame::parse_prefix(short, &ReadOptions::new().level(level)).is_err());
+            prop_assert!(Frame::parse_with(short, &ReadOptions::new().level(level)).is_err());
+            prop_assert!(Frame::parse_with(short, &ReadOptions::new().level(level).mode(ParseMode::Prefix)).is_err());
         }
     }
 
@@ -192,7 +192,7 @@ proptest! {
         damaged[start + at.index(end - start)] ^= 1 << bit;
         // Rejected at the trailer level, which proves the payload; a layout-level read
         // may only accept a flip that leaves every length and magic intact.
-        prop_assert!(Frame::parse_exact(&damaged, &ReadOptions::new()).is_err());
-        prop_assert!(Frame::parse_exact(&damaged, &ReadOptions::new().level(VerifyLevel::Full)).is_err());
+        prop_assert!(Frame::parse_with(&damaged, &ReadOptions::new()).is_err());
+        prop_assert!(Frame::parse_with(&damaged, &ReadOptions::new().level(VerifyLevel::Full)).is_err());
     }
 }

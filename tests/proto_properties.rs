@@ -8,8 +8,8 @@
 
 use membrane_frame::proto::{Chunk, ChunkReassembler, ChunkRequest, Envelope, Message, Shape, TensorPayload};
 use membrane_frame::{
-    encode_frame, Dtype, ErrorCode, Frame, IdentityValues, InclusiveRange, ParseMode, ReadOptions, Sha256Digest,
-    StreamVerifier, VerifyLevel,
+    encode_frame, Dtype, ErrorCode, Frame, IdentityValues, InclusiveRange, ReadOptions, Sha256Digest, StreamVerifier,
+    VerifyLevel,
 };
 use proptest::prelude::*;
 
@@ -228,7 +228,7 @@ type Verdict = Result<(u64, Option<Sha256Digest>), ErrorCode>;
 /// Decode each message and push it; the verdict of the reassembler.
 fn receive(wire: &[Vec<u8>], level: VerifyLevel) -> Verdict {
     let mut identity = [0u8; 4096];
-    let verifier = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+    let verifier = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
     let mut reassembler = ChunkReassembler::new(verifier);
     for message in wire {
         let chunk = Chunk::decode(message).map_err(|e| e.code())?;
@@ -238,8 +238,8 @@ fn receive(wire: &[Vec<u8>], level: VerifyLevel) -> Verdict {
 }
 
 fn one_shot(bytes: &[u8], level: VerifyLevel) -> Verdict {
-    Frame::parse_exact(bytes, &ReadOptions::new().level(level))
-        .map(|f| (f.payload().len() as u64, f.payload_digest()))
+    Frame::parse_with(bytes, &ReadOptions::new().level(level))
+        .map(|(f, _)| (f.payload().len() as u64, f.payload_digest()))
         .map_err(|e| e.code())
 }
 

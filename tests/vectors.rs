@@ -18,7 +18,7 @@ fn code_of<T>(result: &Result<T, membrane_frame::Error>) -> String {
 /// Stream `bytes` through a verifier in chunks of `chunk` bytes; the final verdict.
 fn stream_code(bytes: &[u8], level: VerifyLevel, chunk: usize) -> String {
     let mut identity = vec![0u8; 64 * 1024];
-    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
     for part in bytes.chunks(chunk.max(1)) {
         if let Err(err) = verifier.feed(part) {
             return err.code().name().to_string();
@@ -36,7 +36,7 @@ fn every_frame_vector_gives_its_expected_code_at_trailer_and_full_level() {
         let bytes = read_vector_file(case["file"].as_str().unwrap());
         for (level, key) in [(VerifyLevel::Trailer, "expect"), (VerifyLevel::Full, "expect_full")] {
             let expected = case[key].as_str().unwrap();
-            let result = Frame::parse_exact(&bytes, &ReadOptions::new().level(level));
+            let result = Frame::parse_with(&bytes, &ReadOptions::new().level(level));
             assert_eq!(code_of(&result), expected, "{name} at {level:?}: {result:?}");
             for chunk in [1, 7, 64, bytes.len()] {
                 assert_eq!(
@@ -73,11 +73,11 @@ fn prefix_parsing_accepts_what_follows_the_frame() {
             continue;
         }
         let bytes = read_vector_file(case["file"].as_str().unwrap());
-        let (frame, rest) = Frame::parse_prefix(&bytes, &ReadOptions::new()).unwrap();
+        let (frame, rest) = Frame::parse_with(&bytes, &ReadOptions::new().mode(ParseMode::Prefix)).unwrap();
         assert_eq!(frame.len() + rest.len(), bytes.len());
         assert!(!rest.is_empty());
         let mut identity = vec![0u8; 1024];
-        let mut verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Prefix, &mut identity);
+        let mut verifier = StreamVerifier::new(ReadOptions::new().mode(ParseMode::Prefix), &mut identity);
         assert_eq!(verifier.feed(&bytes).unwrap(), StreamStatus::Complete { consumed: frame.len() });
         assert!(verifier.finish().is_ok());
     }

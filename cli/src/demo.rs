@@ -12,11 +12,11 @@ use crate::output;
 use crate::verify::{self, Settings};
 use crate::walk;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
-use membrane_frame::frame::HEADER_LEN;
+use membrane_frame::frame::HeadFields;
 use membrane_frame::{
     encode_frame, ChunkedFrameWriter, Dtype, IdentityValues, InclusiveRange, IoSink, PayloadIdentity, Sha256Digest,
+    Sha256Hasher,
 };
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -183,12 +183,11 @@ fn raw_frame(identity_text: &[u8], payload: &[u8]) -> Vec<u8> {
 }
 
 fn identity_text(frame: &[u8]) -> &[u8] {
-    let len = frame.get(10..14).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
-    frame.get(HEADER_LEN..HEADER_LEN + len).unwrap_or_default()
+    HeadFields::decode(frame).identity_json(frame).unwrap_or_default()
 }
 
 fn payload_of(frame: &[u8]) -> &[u8] {
-    let start = HEADER_LEN + identity_text(frame).len() + 8;
+    let start = HeadFields::decode(frame).payload_start().and_then(|start| usize::try_from(start).ok()).unwrap_or(0);
     frame.get(start..frame.len().saturating_sub(8)).unwrap_or_default()
 }
 
@@ -454,7 +453,7 @@ fn write_bulk_frame(path: &Path, index: usize, size: u64, damage: bool) -> io::R
     let block = BLOCKS.get(index % BLOCKS.len()).copied().unwrap_or(BLOCKS[0]).sized_for(size);
     let seed = index as u64 + 1000;
     let mut buf = vec![0u8; 1 << 20];
-    let mut hasher = Sha256::new();
+    let mut hasher = Sha256Hasher::new();
     let mut values = Values::new(seed, block.dtype);
     let mut rest = size;
     while rest > 0 {
@@ -464,7 +463,7 @@ fn write_bulk_frame(path: &Path, index: usize, size: u64, damage: bool) -> io::R
         hasher.update(&*chunk);
         rest -= n as u64;
     }
-    let hex = Sha256Digest::from_hasher(hasher).to_hex();
+    let hex = hasher.finish().to_hex();
     let shape = block.shape();
     let identity = block.identity(hex.as_str(), &shape).map_err(io::Error::other)?;
     let mut file = BufWriter::with_capacity(1 << 20, fs::File::create(path)?);

@@ -4,10 +4,11 @@
 use crate::cli::{EnvelopeCheckArgs, EnvelopeFormat};
 use crate::lines::{self, Line};
 use crate::output::{self, JsonObject};
+use crate::problem::Problem;
 use crate::walk::{self, Found};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::envelope::FragmentMessage;
-use membrane_frame::{Error, ErrorCode};
+use membrane_frame::ErrorCode;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufReader, Write};
@@ -76,7 +77,7 @@ impl Checker<'_> {
         // the envelope text with what `to_bytes` writes.
         let text = text.strip_suffix(b"\n").map(|t| t.strip_suffix(b"\r").unwrap_or(t)).unwrap_or(&text);
         let verdict = FragmentMessage::parse(text).map(|message| message.is_canonical());
-        self.record(path, None, verdict);
+        self.record(path, None, verdict.map_err(Problem::from));
         Ok(())
     }
 
@@ -94,7 +95,7 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn record(&mut self, path: &Path, line: Option<u64>, verdict: Result<bool, Error>) {
+    fn record(&mut self, path: &Path, line: Option<u64>, verdict: Result<bool, Problem>) {
         let code = match &verdict {
             Ok(_) => "ok",
             Err(err) => err.code().name(),
@@ -197,9 +198,9 @@ impl Checker<'_> {
     }
 }
 
-fn check_line(line: &Line) -> Result<bool, Error> {
+fn check_line(line: &Line) -> Result<bool, Problem> {
     if line.too_long {
-        return Err(Error::new(ErrorCode::EnvelopeJson, "line longer than 16 MiB").at(lines::MAX_LINE));
+        return Err(Problem::LineTooLong);
     }
-    FragmentMessage::parse(&line.content).map(|message| message.is_canonical())
+    Ok(FragmentMessage::parse(&line.content)?.is_canonical())
 }

@@ -6,10 +6,9 @@ use crate::cli::{InspectArgs, IoMode};
 use crate::io::{Checker, Outcome};
 use crate::output::{self, JsonObject};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
-use membrane_frame::frame::{DEFAULT_IDENTITY_LIMIT, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX};
+use membrane_frame::frame::{magic_name, HeadFields, HeaderKind, DEFAULT_IDENTITY_LIMIT, HEADER_LEN, MIN_FRAME_PREFIX};
 use membrane_frame::json::JsonStr;
-use membrane_frame::{Error, InclusiveRange, PayloadIdentity, Sha256Digest, VerifyLevel};
-use sha2::{Digest, Sha256};
+use membrane_frame::{Error, InclusiveRange, PayloadIdentity, Sha256Digest, Sha256Hasher, VerifyLevel};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -76,19 +75,21 @@ fn read_facts(path: &Path, known_digest: Option<Sha256Digest>) -> io::Result<Fac
     let len = file.metadata()?.len();
     let mut head = Vec::new();
     (&mut file).take((MIN_FRAME_PREFIX + DEFAULT_IDENTITY_LIMIT as usize) as u64).read_to_end(&mut head)?;
-    let mut facts = Facts { len, ..Facts::default() };
-    let bytes = |range: std::ops::Range<usize>| head.get(range);
-    facts.magic = bytes(0..4).and_then(|b| b.try_into().ok());
-    facts.schema = bytes(4..6).and_then(|b| b.try_into().ok()).map(u16::from_le_bytes);
-    facts.reserved = bytes(6..10).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes);
-    facts.identity_len = bytes(10..14).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes);
-    let Some(identity_len) = facts.identity_len else { return Ok(facts) };
-    let identity_end = HEADER_LEN + identity_len as usize;
-    facts.identity_json = bytes(HEADER_LEN..identity_end).map(<[u8]>::to_vec);
-    facts.payload_len = bytes(identity_end..identity_end + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
-    let Some(payload_len) = facts.payload_len else { return Ok(facts) };
-    let payload_start = (identity_end + 8) as u64;
-    let Some(trailer_start) = payload_start.checked_add(payload_len).filter(|&end| end.saturating_add(8) <= len) else {
+    let fields = HeadFields::decode(&head);
+    let mut facts = Facts {
+        len,
+        magic: fields.magic,
+        schema: fields.schema,
+        reserved: fields.reserved,
+        identity_len: fields.identity_len,
+        identity_json: fields.identity_json(&head).ok().map(<[u8]>::to_vec),
+        payload_len: fields.payload_len,
+        ..Facts::default()
+    };
+    let (Some(payload_start), Some(payload_len)) = (fields.payload_start(), fields.payload_len) else {
+        return Ok(facts);
+    };
+    let Some(trailer_start) = fields.trailer_start().filter(|&end| end.saturating_add(8) <= len) else {
         return Ok(facts);
     };
     let mut trailer = [0u8; 8];
@@ -105,7 +106,7 @@ fn read_facts(path: &Path, known_digest: Option<Sha256Digest>) -> io::Result<Fac
 /// SHA-256 of `len` bytes of `file` from `start`, through a fixed buffer.
 fn hash_region(file: &mut File, start: u64, len: u64) -> io::Result<Sha256Digest> {
     file.seek(SeekFrom::Start(start))?;
-    let mut hasher = Sha256::new();
+    let mut hasher = Sha256Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut rest = len;
     while rest > 0 {
@@ -115,16 +116,11 @@ fn hash_region(file: &mut File, start: u64, len: u64) -> io::Result<Sha256Digest
         hasher.update(&*chunk);
         rest -= want as u64;
     }
-    Ok(Sha256Digest::from_hasher(hasher))
+    Ok(hasher.finish())
 }
 
 fn format_name(magic: [u8; 4]) -> &'static str {
-    match magic {
-        MAGIC_V5 => "v5",
-        MAGIC_V4 => "legacy v4",
-        MAGIC_V2 => "legacy v2",
-        _ => "not a Membrane frame",
-    }
+    magic_name(magic).unwrap_or("not a Membrane frame")
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -274,7 +270,10 @@ fn human_report(
         add("payload_hash", String::from(if ok { "matches the payload" } else { "DOES NOT match the payload" }));
     }
     if let (Err(err), Some(magic)) = (verdict, facts.magic) {
-        if magic == MAGIC_V4 || magic == MAGIC_V2 {
+        if matches!(
+            HeaderKind::of(magic, facts.schema.unwrap_or(0)),
+            HeaderKind::Legacy { .. } | HeaderKind::LegacyMismatch
+        ) {
             add("hint", format!("a legacy frame ({}): migrate it to v5", err.code().name()));
         }
     }

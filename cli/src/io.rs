@@ -9,9 +9,7 @@
 //! to measure the difference (docs/performance.md).
 
 use crate::cli::IoMode;
-use membrane_frame::{
-    Error, Frame, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel,
-};
+use membrane_frame::{Error, Frame, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -138,7 +136,7 @@ impl Checker {
         head: &[u8],
     ) -> Outcome {
         let hashes = self.options.level >= VerifyLevel::Trailer;
-        let mut verifier = StreamVerifier::new(self.options, ParseMode::Exact, &mut self.identity);
+        let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
         let mut received = 0u64;
         let mut stopped_early = false;
         loop {
@@ -181,7 +179,7 @@ impl Checker {
     #[allow(unsafe_code)]
     fn check_mapped_windows(&mut self, file: &File, len: u64, progress: &AtomicU64, counted: &mut u64) -> Outcome {
         const WINDOW: u64 = 8 << 20;
-        let mut verifier = StreamVerifier::new(self.options, ParseMode::Exact, &mut self.identity);
+        let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
         let mut offset = 0u64;
         while offset < len {
             let size = (len - offset).min(WINDOW) as usize;
@@ -214,8 +212,8 @@ impl Checker {
             Ok(map) => map,
             Err(err) => return Outcome::Unreadable(err),
         };
-        match Frame::parse_exact(&map, &self.options) {
-            Ok(frame) => {
+        match Frame::parse_with(&map, &self.options) {
+            Ok((frame, _)) => {
                 Outcome::Valid(ValidFrame::new(frame.payload().len() as u64, frame.identity(), frame.payload_digest()))
             }
             Err(err) => Outcome::Invalid(err),

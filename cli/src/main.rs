@@ -17,6 +17,7 @@ mod lines;
 mod migrate;
 mod output;
 mod pack;
+mod problem;
 mod progress;
 mod verify;
 mod walk;

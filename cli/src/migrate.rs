@@ -22,12 +22,13 @@ use crate::fsutil;
 use crate::io::{Checker, Outcome};
 use crate::lines;
 use crate::output::{self, JsonObject};
+use crate::problem::Problem;
 use crate::walk::{self, Found};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::envelope::FragmentMessage;
-use membrane_frame::frame::{MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX, SCHEMA_V5};
+use membrane_frame::frame::{magic_name, HeadFields, HeaderKind, MIN_FRAME_PREFIX};
 use membrane_frame::migrate::{migrate_envelope_to, EnvelopeMigration, EnvelopeMigrationOptions, V5_HEAD};
-use membrane_frame::{Error, ErrorCode, IoSink, VerifyLevel, WriteError};
+use membrane_frame::{ByteSink, Error, ErrorCode, VerifyLevel, WriteError};
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -43,7 +44,7 @@ enum Action {
     /// Already v5 and valid.
     Unchanged { kind: &'static str, detail: String, notes: Vec<String> },
     /// A candidate that cannot be migrated; left exactly as it was.
-    LeftAlone { kind: &'static str, error: Error, notes: Vec<String> },
+    LeftAlone { kind: &'static str, error: Problem, notes: Vec<String> },
     /// Not a frame or envelope (or one of our temporary files).
     Skipped { reason: &'static str },
     /// Could not be read or written.
@@ -58,41 +59,28 @@ enum Kind {
     EnvelopeLines,
 }
 
-/// What the frame's first six bytes call for (the library's `plan_frame_migration`
-/// rules, decided on the header alone so the rest can stream).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FramePlan {
-    /// v5 magic and schema: verify, change nothing.
-    AlreadyV5,
-    /// A v2/v4 frame, or a v5 magic with schema 2/4 (half migrated): rewrite the head.
-    Rewrite(&'static str),
-    /// A legacy magic whose schema field does not match it.
-    Mismatch,
-    /// Anything else: the v5 reader's verdict on the file as it is.
-    AsIs,
+/// What the frame's first six bytes call for: the library's decision table
+/// (`HeaderKind`, which `plan_frame_migration` uses too), on the header alone so the
+/// rest can stream. A file too short to be a frame gets the v5 reader's verdict.
+fn frame_plan(head: &[u8], len: u64) -> HeaderKind {
+    if len < MIN_FRAME_PREFIX as u64 {
+        return HeaderKind::Foreign;
+    }
+    HeaderKind::of_bytes(head)
 }
 
-fn frame_plan(head: &[u8], len: u64) -> FramePlan {
-    let (Some(magic), Some(schema)) = (head.get(..4), head.get(4..6)) else { return FramePlan::AsIs };
-    if len < MIN_FRAME_PREFIX as u64 {
-        return FramePlan::AsIs;
-    }
-    let schema = u16::from_le_bytes([schema[0], schema[1]]);
-    let magic: [u8; 4] = [magic[0], magic[1], magic[2], magic[3]];
-    match (magic, schema) {
-        (MAGIC_V5, SCHEMA_V5) => FramePlan::AlreadyV5,
-        (MAGIC_V5, 2) => FramePlan::Rewrite("half-migrated frame (schema 2)"),
-        (MAGIC_V5, 4) => FramePlan::Rewrite("half-migrated frame (schema 4)"),
-        (MAGIC_V2, 2) => FramePlan::Rewrite("v2 frame"),
-        (MAGIC_V4, 4) => FramePlan::Rewrite("v4 frame"),
-        (MAGIC_V2 | MAGIC_V4, _) => FramePlan::Mismatch,
-        _ => FramePlan::AsIs,
+/// How a rewrite is described in the report.
+fn rewrite_name(kind: HeaderKind) -> &'static str {
+    match kind {
+        HeaderKind::HalfMigrated { schema: 2 } => "half-migrated frame (schema 2)",
+        HeaderKind::HalfMigrated { .. } => "half-migrated frame (schema 4)",
+        HeaderKind::Legacy { version: 2 } => "v2 frame",
+        _ => "v4 frame",
     }
 }
 
 fn kind_of(path: &Path, head: &[u8]) -> Option<Kind> {
-    let magic = head.get(..4);
-    if [MAGIC_V2, MAGIC_V4, MAGIC_V5].iter().any(|m| Some(&m[..]) == magic) {
+    if HeadFields::decode(head).magic.and_then(magic_name).is_some() {
         return Some(Kind::Frame);
     }
     match path.extension().and_then(|e| e.to_str()) {
@@ -179,23 +167,18 @@ fn read_head(path: &Path) -> io::Result<([u8; 6], u64)> {
 
 fn migrate_frame(path: &Path, head: &[u8], len: u64, write: bool, checker: &mut Checker) -> io::Result<Action> {
     const KIND: &str = "frame";
-    let left_alone = |error: Error| Action::LeftAlone { kind: KIND, error, notes: Vec::new() };
-    let what = match frame_plan(head, len) {
-        FramePlan::Mismatch => {
-            let error =
-                Error::new(ErrorCode::SchemaMismatch, "legacy magic with a schema field that does not match it")
-                    .at(4)
-                    .in_field("schema");
-            return Ok(left_alone(error));
-        }
-        FramePlan::AlreadyV5 | FramePlan::AsIs => {
-            return Ok(match verdict(checker.check(path, &Default::default()).outcome)? {
-                Ok(()) => Action::Unchanged { kind: KIND, detail: String::from("already v5"), notes: Vec::new() },
-                Err(error) => left_alone(error),
-            });
-        }
-        FramePlan::Rewrite(what) => what,
+    let left_alone = |error: Error| Action::LeftAlone { kind: KIND, error: error.into(), notes: Vec::new() };
+    let kind = match frame_plan(head, len).migratable() {
+        Ok(kind) => kind,
+        Err(error) => return Ok(left_alone(error)),
     };
+    if !kind.needs_migration() {
+        return Ok(match verdict(checker.check(path, &Default::default()).outcome)? {
+            Ok(()) => Action::Unchanged { kind: KIND, detail: String::from("already v5"), notes: Vec::new() },
+            Err(error) => left_alone(error),
+        });
+    }
+    let what = rewrite_name(kind);
     let detail = format!("{what} -> v5");
     if !write {
         return Ok(match verdict(checker.check_as_if(path, &V5_HEAD).outcome)? {
@@ -261,16 +244,26 @@ fn verdict(outcome: Outcome) -> io::Result<Result<(), Error>> {
 /// Migrate one envelope text: `Ok(None)` when it is v5 already, `Ok(Some((from, text)))`
 /// for a rewrite (the text re-read and accepted by the v5 reader).
 fn migrate_text(text: &[u8], options: &EnvelopeMigrationOptions<'_>) -> Result<Option<(u8, Vec<u8>)>, Error> {
-    let mut out = Vec::new();
-    match migrate_envelope_to(text, options, &mut IoSink(&mut out)) {
+    let mut out = VecSink(Vec::new());
+    match migrate_envelope_to(text, options, &mut out) {
         Ok(EnvelopeMigration::AlreadyV5) => Ok(None),
         Ok(EnvelopeMigration::Rewritten { from_version, .. }) => {
-            FragmentMessage::parse(&out)?;
-            Ok(Some((from_version, out)))
+            FragmentMessage::parse(&out.0)?;
+            Ok(Some((from_version, out.0)))
         }
         Err(WriteError::Frame(error)) => Err(error),
-        // A Vec never refuses bytes.
-        Err(WriteError::Sink(_)) => Err(Error::new(ErrorCode::Io, "cannot buffer the envelope")),
+        Err(WriteError::Sink(never)) => match never {},
+    }
+}
+
+/// Bytes into memory: a sink that cannot fail.
+struct VecSink(Vec<u8>);
+
+impl ByteSink for VecSink {
+    type Error = std::convert::Infallible;
+    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
     }
 }
 
@@ -280,7 +273,7 @@ fn migrate_envelope(path: &Path, write: bool, options: &EnvelopeMigrationOptions
     let (from, mut migrated) = match migrate_text(&text, options) {
         Ok(None) => return Ok(Action::Unchanged { kind: KIND, detail: String::from("already v5"), notes: Vec::new() }),
         Ok(Some(rewrite)) => rewrite,
-        Err(error) => return Ok(Action::LeftAlone { kind: KIND, error, notes: Vec::new() }),
+        Err(error) => return Ok(Action::LeftAlone { kind: KIND, error: error.into(), notes: Vec::new() }),
     };
     // Keep the file's final line break, if it had one.
     for ending in [&b"\r\n"[..], b"\n"] {
@@ -305,13 +298,13 @@ fn migrate_envelope(path: &Path, write: bool, options: &EnvelopeMigrationOptions
 }
 
 /// What a pass over a JSON-lines file found.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq)]
 struct LinesTally {
     lines: u64,
     rewritten: u64,
     unchanged: u64,
     blank: u64,
-    invalid: Vec<(u64, Error)>,
+    invalid: Vec<(u64, Problem)>,
     from_versions: std::collections::BTreeMap<u8, u64>,
 }
 
@@ -327,8 +320,7 @@ fn pass_lines(
         tally.lines += 1;
         let mut replacement = None;
         if line.too_long {
-            let error = Error::new(ErrorCode::EnvelopeJson, "line longer than 16 MiB").at(lines::MAX_LINE);
-            tally.invalid.push((tally.lines, error));
+            tally.invalid.push((tally.lines, Problem::LineTooLong));
         } else if line.is_blank() {
             tally.blank += 1;
         } else {
@@ -339,7 +331,7 @@ fn pass_lines(
                     *tally.from_versions.entry(from).or_default() += 1;
                     replacement = Some(text);
                 }
-                Err(error) => tally.invalid.push((tally.lines, error)),
+                Err(error) => tally.invalid.push((tally.lines, error.into())),
             }
         }
         if let Some(out) = out.as_deref_mut() {
@@ -577,6 +569,7 @@ fn with_notes(mut line: String, notes: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use membrane_frame::frame::{MAGIC_V2, MAGIC_V4, MAGIC_V5};
     use membrane_frame::migrate::plan_frame_migration;
     use membrane_frame::ReadOptions;
 
@@ -586,19 +579,20 @@ mod tests {
     fn frame_plans_agree_with_the_library() {
         let v5 = membrane_frame::example_frame();
         for magic in [MAGIC_V2, MAGIC_V4, MAGIC_V5, [0xC0, 0xDE, 0x01, 0x03], *b"JUNK"] {
+            let magic: [u8; 4] = magic;
             for schema in [0u16, 2, 3, 4, 5, 0x0104] {
                 let mut bytes = v5.clone();
                 bytes[..4].copy_from_slice(&magic);
                 bytes[4..6].copy_from_slice(&schema.to_le_bytes());
                 let library = plan_frame_migration(&bytes, &ReadOptions::new());
-                let ours = frame_plan(&bytes, bytes.len() as u64);
+                let ours = frame_plan(&bytes, bytes.len() as u64).migratable();
                 match ours {
-                    FramePlan::Rewrite(_) => assert!(library.is_ok_and(|plan| plan.rewrites()), "{magic:?} {schema}"),
-                    FramePlan::Mismatch => {
-                        assert_eq!(library.map_err(|e| e.code()), Err(ErrorCode::SchemaMismatch), "{magic:?} {schema}")
+                    Ok(kind) if kind.needs_migration() => {
+                        assert!(library.is_ok_and(|plan| plan.rewrites()), "{magic:?} {schema}")
                     }
-                    FramePlan::AlreadyV5 | FramePlan::AsIs => {
-                        let reader = membrane_frame::Frame::parse_exact(&bytes, &ReadOptions::new()).map(|_| ());
+                    Err(err) => assert_eq!(library, Err(err), "{magic:?} {schema}"),
+                    Ok(_) => {
+                        let reader = membrane_frame::Frame::parse_with(&bytes, &ReadOptions::new()).map(|_| ());
                         assert_eq!(library.map(|_| ()), reader, "{magic:?} {schema}");
                     }
                 }
@@ -610,7 +604,7 @@ mod tests {
                 bytes[3] = 4;
                 bytes[4] = 4;
             }
-            assert_eq!(frame_plan(&bytes, cut as u64), FramePlan::AsIs);
+            assert_eq!(frame_plan(&bytes, cut as u64), HeaderKind::Foreign);
             assert!(plan_frame_migration(&bytes, &ReadOptions::new()).is_err());
         }
     }

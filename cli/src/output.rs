@@ -1,7 +1,7 @@
 //! Output helpers: JSON objects with keys in a chosen order, human-readable sizes and
 //! rates, and error messages on stderr.
 
-use membrane_frame::Error;
+use crate::problem::Problem;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -49,7 +49,8 @@ impl JsonObject {
     }
 
     /// The error's code, class, offset, field and reason.
-    pub fn error(self, err: &Error) -> JsonObject {
+    pub fn error(self, err: impl Into<Problem>) -> JsonObject {
+        let err = err.into();
         self.field("code", err.code().name())
             .field("class", err.class().name())
             .maybe("offset", err.offset())
@@ -114,8 +115,8 @@ pub fn duration(seconds: f64) -> String {
 
 /// A frame error in the words stderr and the human report use:
 /// `trailer_mismatch at byte 1234 (trailer): trailer does not match ...`.
-pub fn frame_error(err: &Error) -> String {
-    err.to_string()
+pub fn frame_error(err: impl Into<Problem>) -> String {
+    err.into().to_string()
 }
 
 /// `membrane-frame: PATH: message` on stderr.

@@ -6,12 +6,11 @@ use crate::fsutil;
 use crate::io::{Checker, Outcome};
 use crate::output::{self, JsonObject};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
-use membrane_frame::frame::{HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX};
+use membrane_frame::frame::{magic_name, HeadFields, HEADER_LEN, MIN_FRAME_PREFIX};
 use membrane_frame::{
-    ChunkedFrameWriter, Error, ErrorCode, IoSink, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest,
+    ChunkedFrameWriter, Error, ErrorCode, IoSink, PayloadIdentity, ReadOptions, Sha256Digest, Sha256Hasher,
     StreamVerifier, WriteError,
 };
-use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -151,7 +150,7 @@ fn with_placeholder_hash(text: &[u8]) -> Option<Vec<u8>> {
 }
 
 fn hash_reader(reader: &mut impl Read) -> io::Result<Sha256Digest> {
-    let mut hasher = Sha256::new();
+    let mut hasher = Sha256Hasher::new();
     let mut buf = vec![0u8; CHUNK];
     loop {
         match reader.read(&mut buf) {
@@ -161,7 +160,7 @@ fn hash_reader(reader: &mut impl Read) -> io::Result<Sha256Digest> {
             Err(err) => return Err(err),
         }
     }
-    Ok(Sha256Digest::from_hasher(hasher))
+    Ok(hasher.finish())
 }
 
 // ---- unpack ----
@@ -228,9 +227,9 @@ fn copy_payload(path: &Path, options: &ReadOptions, out: &mut impl Write) -> Res
     let mut file = File::open(path).map_err(|err| read_error(&err))?;
     // Where the payload is, as the head says; if the head is damaged the verifier
     // fails and whatever was written is thrown away.
-    let (start, end) = payload_range(&mut file).map_err(|err| read_error(&err))?;
+    let (start, end) = payload_range(&mut file, options.identity_limit).map_err(|err| read_error(&err))?;
     let mut identity = vec![0u8; options.identity_limit as usize];
-    let mut verifier = StreamVerifier::new(*options, ParseMode::Exact, &mut identity);
+    let mut verifier = StreamVerifier::new(*options, &mut identity);
     let mut buf = vec![0u8; CHUNK];
     let mut at = 0u64;
     loop {
@@ -254,16 +253,19 @@ fn copy_payload(path: &Path, options: &ReadOptions, out: &mut impl Write) -> Res
 }
 
 /// The payload's byte range according to the head (zeros where the file is short),
-/// leaving the file positioned at its start.
-fn payload_range(file: &mut File) -> io::Result<(u64, u64)> {
-    let mut header = [0u8; HEADER_LEN];
+/// leaving the file positioned at its start. An identity longer than `identity_limit`
+/// is not read (the verifier refuses such a frame anyway).
+fn payload_range(file: &mut File, identity_limit: u32) -> io::Result<(u64, u64)> {
+    let mut header = [0u8; MIN_FRAME_PREFIX];
     read_at(file, 0, &mut header)?;
-    let identity_len = u64::from(u32::from_le_bytes([header[10], header[11], header[12], header[13]]));
-    let mut payload_len = [0u8; 8];
-    read_at(file, HEADER_LEN as u64 + identity_len, &mut payload_len)?;
-    let start = MIN_FRAME_PREFIX as u64 + identity_len;
+    let identity_len = HeadFields::decode(&header).identity_len.unwrap_or(0).min(identity_limit);
+    // The head with the payload length after the identity (zeros where the file ends).
+    let mut head = vec![0u8; MIN_FRAME_PREFIX + identity_len as usize];
+    read_at(file, 0, &mut head)?;
+    let head = HeadFields::decode(&head);
+    let start = head.payload_start().unwrap_or(MIN_FRAME_PREFIX as u64);
     file.seek(SeekFrom::Start(0))?;
-    Ok((start, start.saturating_add(u64::from_le_bytes(payload_len))))
+    Ok((start, head.trailer_start().unwrap_or(u64::MAX)))
 }
 
 /// Read up to `buf.len()` bytes at `offset`; what the file does not have stays zero.
@@ -298,20 +300,10 @@ fn fingerprint(args: &FingerprintArgs) -> Result<(), Failure> {
         }
     });
     let text = text.map_err(|err| Failure::io(path, "cannot read", &err))?;
-    let (json, base) = match text.get(..4) {
-        Some(magic) if [MAGIC_V5, MAGIC_V4, MAGIC_V2].iter().any(|m| m == magic) => {
-            let identity_len = text.get(10..14).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            let json = text.get(HEADER_LEN..HEADER_LEN + identity_len as usize).ok_or_else(|| {
-                Failure::invalid(
-                    path,
-                    &Error::new(ErrorCode::IdentityOverrun, "the identity runs past the end")
-                        .at(10)
-                        .in_field("identity_len"),
-                )
-            })?;
-            (json, HEADER_LEN as u64)
-        }
-        _ => (text.as_slice(), 0),
+    let head = HeadFields::decode(&text);
+    let (json, base) = match head.magic.and_then(magic_name) {
+        Some(_) => (head.identity_json(&text).map_err(|err| Failure::invalid(path, &err))?, HEADER_LEN as u64),
+        None => (text.as_slice(), 0),
     };
     let identity = PayloadIdentity::parse(json).map_err(|err| Failure::invalid(path, &err.shifted(base)))?;
     let fingerprint = identity.fingerprint().to_hex();

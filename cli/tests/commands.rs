@@ -27,7 +27,7 @@ fn inspect_reports_every_field_of_a_valid_frame() {
     let path = scratch.write("good.frame", &bytes_);
     let (code, report) = inspect_json(&path);
     assert_eq!(code, 0);
-    let parsed = Frame::parse_exact(&bytes_, &ReadOptions::new().level(VerifyLevel::Full)).unwrap();
+    let (parsed, _) = Frame::parse_with(&bytes_, &ReadOptions::new().level(VerifyLevel::Full)).unwrap();
     let identity = parsed.identity().unwrap();
     assert_eq!(report["code"], "ok");
     assert_eq!(report["class"], "ok");
@@ -95,8 +95,8 @@ fn pack_then_unpack_round_trips_and_verifies_at_the_full_level() {
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     assert!(stderr(&output).contains("warning: payload_hash"), "{}", stderr(&output));
     let written = fs::read(&out).unwrap();
-    assert!(Frame::parse_exact(&written, &ReadOptions::new()).is_ok());
-    assert!(Frame::parse_exact(&written, &ReadOptions::new().level(VerifyLevel::Full)).is_err());
+    assert!(Frame::parse_with(&written, &ReadOptions::new()).is_ok());
+    assert!(Frame::parse_with(&written, &ReadOptions::new().level(VerifyLevel::Full)).is_err());
 
     let output = run_paths(
         &["pack", "--fill-payload-hash", "--identity"],
@@ -104,7 +104,7 @@ fn pack_then_unpack_round_trips_and_verifies_at_the_full_level() {
     );
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     let written = fs::read(&out).unwrap();
-    let parsed = Frame::parse_exact(&written, &ReadOptions::new().level(VerifyLevel::Full)).unwrap();
+    let (parsed, _) = Frame::parse_with(&written, &ReadOptions::new().level(VerifyLevel::Full)).unwrap();
     assert_eq!(parsed.payload(), &payload[..]);
     assert!(parsed.identity().unwrap().is_canonical());
     assert!(stdout(&output).contains(&parsed.identity().unwrap().fingerprint().to_hex().to_string()));
@@ -144,7 +144,7 @@ fn pack_fills_a_missing_payload_hash_and_refuses_bad_identities() {
         &[&id, Path::new("--payload"), &raw, Path::new("-o"), &out],
     );
     assert_eq!(status(&output), 0, "{}", stderr(&output));
-    assert!(Frame::parse_exact(&fs::read(&out).unwrap(), &ReadOptions::new().level(VerifyLevel::Full)).is_ok());
+    assert!(Frame::parse_with(&fs::read(&out).unwrap(), &ReadOptions::new().level(VerifyLevel::Full)).is_ok());
 
     for (bad, code) in [
         (IDENTITY.replace("bfloat16", "bfloat17"), "identity_field"),

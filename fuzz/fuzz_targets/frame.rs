@@ -30,7 +30,7 @@ fn check(data: &[u8], base: ReadOptions) {
         let mut lower_error: Option<membrane_frame::Error> = None;
         for level in VerifyLevel::ALL {
             let options = base.level(level);
-            let result = Frame::parse_mode(data, &options, mode);
+            let result = Frame::parse_with(data, &options.mode(mode));
             match &result {
                 Ok((frame, rest)) => {
                     assert!(lower_error.is_none(), "{level:?} accepts what a lower level refused");
@@ -39,7 +39,9 @@ fn check(data: &[u8], base: ReadOptions) {
                     if mode == ParseMode::Exact {
                         assert!(rest.is_empty());
                     } else {
-                        let again = Frame::parse_exact(frame.as_bytes(), &options).expect("prefix frame re-read");
+                        let (again, after) =
+                            Frame::parse_with(frame.as_bytes(), &options).expect("prefix frame re-read");
+                        assert!(after.is_empty());
                         assert_eq!(&again, frame);
                     }
                 }
@@ -57,7 +59,8 @@ fn check(data: &[u8], base: ReadOptions) {
             }
             if mode == ParseMode::Exact {
                 if let Ok((exact, _)) = &result {
-                    let (prefix, rest) = Frame::parse_prefix(data, &options).expect("exact implies prefix");
+                    let (prefix, rest) =
+                        Frame::parse_with(data, &options.mode(ParseMode::Prefix)).expect("exact implies prefix");
                     assert!(rest.is_empty() && &prefix == exact);
                 }
             }

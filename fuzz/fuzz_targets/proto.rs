@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use membrane_frame::proto::{Chunk, ChunkReassembler, ChunkRequest, Envelope, Message, TensorPayload};
-use membrane_frame::{ErrorCode, ParseMode, ReadOptions, StreamVerifier};
+use membrane_frame::{ErrorCode, ReadOptions, StreamVerifier};
 
 macro_rules! round_trip {
     ($ty:ty, $data:expr) => {{
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
 
     // A stream of Chunk messages, each prefixed by a one-byte length.
     let mut identity = [0u8; 4096];
-    let verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut identity);
+    let verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
     let mut reassembler = ChunkReassembler::new(verifier);
     let mut rest = data;
     while let Some((&len, tail)) = rest.split_first() {

@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         n => usize::from(n) * 64,
     };
     let mut identity = vec![0u8; capacity];
-    let mut verifier = StreamVerifier::new(options, mode, &mut identity);
+    let mut verifier = StreamVerifier::new(options.mode(mode), &mut identity);
     let mut fed = 0usize;
     let mut streamed_len = None;
     let mut early = None;
@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
         Some(err) => Err(err),
         None => verifier.finish().map(|frame| frame.frame_len()),
     };
-    let one_shot = Frame::parse_mode(bytes, &options, mode);
+    let one_shot = Frame::parse_with(bytes, &options.mode(mode));
     match (&streamed, &one_shot) {
         (Err(s), _) if s.code() == ErrorCode::BufferTooSmall => {
             let declared = u32::from_le_bytes(bytes[10..14].try_into().unwrap()) as usize;

@@ -38,7 +38,7 @@ fn run() -> Result<(), ErrorCode> {
     let len = encode_frame(&identity, &payload, &mut buf).map_err(|e| e.code())?;
     let frame_bytes = buf.get(..len).ok_or(ErrorCode::InvalidState)?;
     let full = ReadOptions::new().level(VerifyLevel::Full);
-    let frame = Frame::parse_exact(frame_bytes, &full).map_err(|e| e.code())?;
+    let (frame, _) = Frame::parse_with(frame_bytes, &full).map_err(|e| e.code())?;
     if frame.payload() != payload.as_slice() {
         return Err(ErrorCode::InvalidState);
     }
@@ -46,7 +46,7 @@ fn run() -> Result<(), ErrorCode> {
     if let Some(byte) = damaged.get_mut(len - 20) {
         *byte ^= 1;
     }
-    match Frame::parse_exact(damaged.get(..len).unwrap_or(&[]), &full) {
+    match Frame::parse_with(damaged.get(..len).unwrap_or(&[]), &full) {
         Err(e) if e.code() == ErrorCode::TrailerMismatch => Ok(()),
         _ => Err(ErrorCode::InvalidState),
     }

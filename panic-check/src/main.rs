@@ -57,7 +57,7 @@ fn frames(data: &[u8], config: u8) -> u64 {
         .identity_limit(u32::from(config) << 10)
         .max_depth(u32::from(config >> 4));
     for mode in [ParseMode::Exact, ParseMode::Prefix] {
-        match Frame::parse_mode(data, &options, mode) {
+        match Frame::parse_with(data, &options.mode(mode)) {
             Ok((frame, rest)) => {
                 acc += frame.payload().len() as u64 + rest.len() as u64 + frame.identity_json().len() as u64;
                 acc ^= u64::from_le_bytes(frame.trailer());
@@ -76,7 +76,7 @@ fn stream(data: &[u8], config: u8, chunk: usize) -> u64 {
     let mut identity = [0u8; 4096];
     let options = ReadOptions::new().level(VerifyLevel::from_number(u32::from(config & 3)).unwrap_or_default());
     let mode = if config & 4 == 0 { ParseMode::Exact } else { ParseMode::Prefix };
-    let mut verifier = StreamVerifier::new(options, mode, &mut identity);
+    let mut verifier = StreamVerifier::new(options.mode(mode), &mut identity);
     for part in data.chunks(chunk.max(1)) {
         match verifier.feed(part) {
             Ok(StreamStatus::NeedMore(n)) => black_box(n),

@@ -1,10 +1,9 @@
 //! `fingerprint_compat`, the model-compatibility hash (SPEC §3.3).
 
-use crate::digest::Sha256Digest;
+use crate::digest::{Sha256Digest, Sha256Hasher};
 use crate::identity::{write_i64, PayloadIdentity};
 use crate::json::{write_escaped, JsonStr};
 use crate::sink::ByteSink;
-use sha2::{Digest, Sha256};
 
 /// What decides whether two fragments come from compatible models.
 ///
@@ -82,9 +81,9 @@ impl CompatJson<'_> {
     }
 
     fn fingerprint(&self) -> Sha256Digest {
-        let mut hasher = Sha256::new();
+        let mut hasher = Sha256Hasher::new();
         let Ok(()) = self.write(&mut hasher);
-        Sha256Digest::from_hasher(hasher)
+        hasher.finish()
     }
 }
 

@@ -113,12 +113,13 @@ pub struct EnvelopeBuilder<'a> {
     version_id: u64,
     consistency: Consistency,
     hlc: Hlc,
-    fingerprint_compat: CompatChoice,
+    fingerprint_compat: CompatChoice<'a>,
 }
 
 #[derive(Clone, Copy, Debug)]
-enum CompatChoice {
+enum CompatChoice<'a> {
     Value(Option<Sha256Digest>),
+    Hex(&'a str),
     Derive,
 }
 
@@ -197,6 +198,14 @@ impl<'a> EnvelopeBuilder<'a> {
         self
     }
 
+    /// `fingerprint_compat` as written in an envelope: `""` or 64 lower-case hex digits
+    /// (anything else fails [`build`](Self::build) with `envelope_field`).
+    #[must_use]
+    pub fn fingerprint_compat_hex(mut self, hex: &'a str) -> Self {
+        self.fingerprint_compat = CompatChoice::Hex(hex);
+        self
+    }
+
     /// `fingerprint_compat` derived from the identity
     /// ([`PayloadIdentity::fingerprint_compat`]).
     #[must_use]
@@ -214,6 +223,8 @@ impl<'a> EnvelopeBuilder<'a> {
         rules::check_version_id(self.version_id).map_err(|reason| field_error("version_id", reason))?;
         let fingerprint_compat = match self.fingerprint_compat {
             CompatChoice::Value(digest) => digest,
+            CompatChoice::Hex(hex) => rules::parse_fingerprint_compat(&JsonStr::from_plain(hex))
+                .map_err(|reason| field_error("fingerprint_compat", reason))?,
             CompatChoice::Derive => Some(self.identity.fingerprint_compat()),
         };
         Ok(FragmentMessage {

@@ -6,8 +6,8 @@ mod stream;
 mod writer;
 
 pub use header::{
-    FrameHeader, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX,
-    SCHEMA_V5,
+    magic_name, FrameHeader, HeadFields, HeaderKind, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2,
+    MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX, SCHEMA_V5,
 };
 pub(crate) use reader::verify_as_v5;
 pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};

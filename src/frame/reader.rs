@@ -65,17 +65,19 @@ pub enum ParseMode {
     Prefix,
 }
 
-/// Reader policy: verification level and limits.
+/// Reader policy: verification level, exact or prefix mode, and limits.
 ///
 /// ```
-/// use membrane_frame::{ReadOptions, VerifyLevel};
-/// let options = ReadOptions::new().level(VerifyLevel::Full).identity_limit(1 << 20);
-/// assert_eq!(options.level, VerifyLevel::Full);
+/// use membrane_frame::{ParseMode, ReadOptions, VerifyLevel};
+/// let options = ReadOptions::new().level(VerifyLevel::Full).mode(ParseMode::Prefix).identity_limit(1 << 20);
+/// assert_eq!((options.level, options.mode), (VerifyLevel::Full, ParseMode::Prefix));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// What to verify; default [`VerifyLevel::Trailer`].
     pub level: VerifyLevel,
+    /// Whether the buffer holds exactly one frame; default [`ParseMode::Exact`].
+    pub mode: ParseMode,
     /// Largest accepted `identity_len` (check 7); default 64 KiB.
     pub identity_limit: u32,
     /// Limits of the identity's JSON reader (nesting depth, default 32).
@@ -89,10 +91,11 @@ impl Default for ReadOptions {
 }
 
 impl ReadOptions {
-    /// The defaults: trailer level, 64 KiB identity limit, JSON depth 32.
+    /// The defaults: trailer level, exact mode, 64 KiB identity limit, JSON depth 32.
     pub const fn new() -> ReadOptions {
         ReadOptions {
             level: VerifyLevel::Trailer,
+            mode: ParseMode::Exact,
             identity_limit: DEFAULT_IDENTITY_LIMIT,
             json: Limits { max_depth: crate::json::DEFAULT_MAX_DEPTH },
         }
@@ -102,6 +105,13 @@ impl ReadOptions {
     #[must_use]
     pub const fn level(mut self, level: VerifyLevel) -> ReadOptions {
         self.level = level;
+        self
+    }
+
+    /// Set exact or prefix mode (SPEC §1.3).
+    #[must_use]
+    pub const fn mode(mut self, mode: ParseMode) -> ReadOptions {
+        self.mode = mode;
         self
     }
 
@@ -120,12 +130,15 @@ impl ReadOptions {
     }
 }
 
-/// A frame read in place: every slice points into the caller's buffer.
+/// A frame read in place: every slice points into the caller's buffer, split once
+/// when the frame was read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame<'a> {
     bytes: &'a [u8],
-    identity_len: usize,
-    payload_len: usize,
+    header: FrameHeader,
+    identity_json: &'a [u8],
+    payload: &'a [u8],
+    trailer: [u8; 8],
     level: VerifyLevel,
     identity: Option<PayloadIdentity<'a>>,
     payload_digest: Option<Sha256Digest>,
@@ -201,83 +214,94 @@ pub(crate) fn read_u64_le(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(raw)
 }
 
-/// Checks 1–7; returns where the identity ends (`14 + L`, with room for payload_len).
-fn check_head(buf: &[u8], options: &ReadOptions) -> Result<usize, Error> {
-    check_head_with(read_header(buf)?, buf.len(), options)
-}
-
 /// Check 1, and the header at the start of `buf`.
-fn read_header(buf: &[u8]) -> Result<&FrameHeader, Error> {
+fn read_header(buf: &[u8]) -> Result<FrameHeader, Error> {
     match FrameHeader::read(buf) {
-        Some(header) if buf.len() >= MIN_FRAME_PREFIX => Ok(header),
+        Some(header) if buf.len() >= MIN_FRAME_PREFIX => Ok(*header),
         _ => Err(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(buf.len() as u64)),
     }
 }
 
-/// Checks 2–7 of `header` for a buffer of `len` bytes.
-fn check_head_with(header: &FrameHeader, len: usize, options: &ReadOptions) -> Result<usize, Error> {
-    check_header(header)?;
+/// A buffer split after checks 1–7: the identity JSON, and what follows it (at least
+/// the 8 bytes of `payload_len`).
+struct Head<'a> {
+    header: FrameHeader,
+    identity_json: &'a [u8],
+    tail: &'a [u8],
+}
+
+/// Checks 2–7 of `header` (the header of `buf`, or what it would be after migration).
+fn split_head<'a>(buf: &'a [u8], header: FrameHeader, options: &ReadOptions) -> Result<Head<'a>, Error> {
+    check_header(&header)?;
     let identity_len = header.identity_len.get();
-    let identity_end = HEADER_LEN as u64 + u64::from(identity_len);
-    if identity_end + 8 > len as u64 {
-        return Err(Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
+    let overrun = || {
+        Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
             .at(10)
-            .in_field("identity_len"));
-    }
+            .in_field("identity_len")
+    };
+    let (identity_json, tail) = buf
+        .get(HEADER_LEN..)
+        .zip(usize::try_from(identity_len).ok())
+        .and_then(|(after_header, len)| after_header.split_at_checked(len))
+        .filter(|(_, tail)| tail.len() >= 8)
+        .ok_or_else(overrun)?;
     check_identity_limit(identity_len, options)?;
-    // Checked above: identity_end + 8 <= len, so it fits usize.
-    Ok(identity_end as usize)
+    Ok(Head { header, identity_json, tail })
+}
+
+/// The rest of a buffer split after checks 10–11: payload, trailer, what follows.
+struct Body<'a> {
+    payload: &'a [u8],
+    trailer: [u8; 8],
+    rest: &'a [u8],
+}
+
+/// Checks 10–11 on what follows the identity (`identity_end` is its offset in the buffer).
+fn split_body<'a>(tail: &'a [u8], identity_end: usize, mode: ParseMode) -> Result<Body<'a>, Error> {
+    let overrun = || {
+        Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
+            .at(identity_end as u64)
+            .in_field("payload_len")
+    };
+    let (payload_len, after_len) = tail.split_first_chunk::<8>().ok_or_else(overrun)?;
+    let (payload, after_payload) = usize::try_from(u64::from_le_bytes(*payload_len))
+        .ok()
+        .and_then(|len| after_len.split_at_checked(len))
+        .ok_or_else(overrun)?;
+    let (trailer, rest) = after_payload.split_first_chunk::<8>().ok_or_else(overrun)?;
+    if mode == ParseMode::Exact && !rest.is_empty() {
+        let total = identity_end + 8 + payload.len() + 8;
+        return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(total as u64));
+    }
+    Ok(Body { payload, trailer: *trailer, rest })
 }
 
 /// Checks 1–13 on `buf` as if its first six bytes were the v5 magic and schema: the
 /// verdict a migrated copy would get (SPEC §7.1), without writing anything. Exact mode;
 /// the trailer and `payload_hash` are checked as `options.level` asks.
 pub(crate) fn verify_as_v5(buf: &[u8], options: &ReadOptions) -> Result<(), Error> {
-    let mut header = *read_header(buf)?;
+    let mut header = read_header(buf)?;
     header.magic = MAGIC_V5;
     header.schema = zerocopy::little_endian::U16::new(SCHEMA_V5);
-    let identity_end = check_head_with(&header, buf.len(), options)?;
-    let identity = parse_identity(buf.get(HEADER_LEN..identity_end).unwrap_or(&[]), options)?;
-    let (bytes, payload_len) = check_lengths(buf, identity_end, ParseMode::Exact)?;
-    check_payload(bytes, identity_end, payload_len, &identity, options).map(|_| ())
-}
-
-/// Checks 10–11; returns the frame's bytes and the payload length.
-fn check_lengths(buf: &[u8], identity_end: usize, mode: ParseMode) -> Result<(&[u8], usize), Error> {
-    let len = buf.len();
-    let identity_len = (identity_end - HEADER_LEN) as u64;
-    let payload_len = read_u64_le(buf.get(identity_end..).unwrap_or(&[]));
-    let total = frame_len(identity_len, payload_len).filter(|&total| total <= len as u64).ok_or_else(|| {
-        Error::new(ErrorCode::PayloadOverrun, "payload and trailer run past the end")
-            .at(identity_end as u64)
-            .in_field("payload_len")
-    })?;
-    // total <= len, so every offset below fits usize.
-    let (total, payload_len) = (total as usize, payload_len as usize);
-    if mode == ParseMode::Exact && total < len {
-        return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(total as u64));
-    }
-    Ok((buf.get(..total).unwrap_or(buf), payload_len))
+    let head = split_head(buf, header, options)?;
+    let identity = parse_identity(head.identity_json, options)?;
+    let body = split_body(head.tail, HEADER_LEN + head.identity_json.len(), ParseMode::Exact)?;
+    check_payload(&body, HEADER_LEN + head.identity_json.len() + 8, &identity, options).map(|_| ())
 }
 
 /// Checks 12–13 at the levels that ask for them; returns the payload digest if computed.
 #[inline(always)]
 fn check_payload(
-    bytes: &[u8],
-    identity_end: usize,
-    payload_len: usize,
+    body: &Body<'_>,
+    payload_start: usize,
     identity: &PayloadIdentity<'_>,
     options: &ReadOptions,
 ) -> Result<Option<Sha256Digest>, Error> {
     if options.level < VerifyLevel::Trailer {
         return Ok(None);
     }
-    let payload_start = identity_end + 8;
-    let trailer_start = payload_start + payload_len;
-    let digest = Sha256Digest::of(bytes.get(payload_start..trailer_start).unwrap_or(&[]));
-    let mut trailer = [0u8; 8];
-    trailer.copy_from_slice(bytes.get(trailer_start..trailer_start + 8).unwrap_or(&[0; 8]));
-    check_trailer(&digest, trailer, trailer_start as u64)?;
+    let digest = Sha256Digest::of(body.payload);
+    check_trailer(&digest, body.trailer, (payload_start + body.payload.len()) as u64)?;
     if options.level == VerifyLevel::Full {
         check_payload_hash(identity, &digest)?;
     }
@@ -285,7 +309,7 @@ fn check_payload(
 }
 
 impl<'a> Frame<'a> {
-    /// Read exactly one frame at the default (trailer) level.
+    /// Read exactly one frame with the default options (trailer level, exact mode).
     ///
     /// ```
     /// # let bytes = membrane_frame::example_frame();
@@ -294,82 +318,75 @@ impl<'a> Frame<'a> {
     /// # Ok::<(), membrane_frame::Error>(())
     /// ```
     pub fn parse(buf: &'a [u8]) -> Result<Frame<'a>, Error> {
-        Frame::parse_exact(buf, &ReadOptions::new())
+        Frame::parse_with(buf, &ReadOptions::new()).map(|(frame, _)| frame)
     }
 
-    /// Read exactly one frame: bytes after it are `trailing_bytes`.
-    pub fn parse_exact(buf: &'a [u8], options: &ReadOptions) -> Result<Frame<'a>, Error> {
-        Frame::read(buf, options, ParseMode::Exact)
-    }
-
-    /// Read the frame at the start of `buf` and return it with the bytes after it.
+    /// Read the frame at the start of `buf` with `options` (level, mode, limits); the
+    /// second value is what follows the frame — in exact mode always empty, since bytes
+    /// after the frame are `trailing_bytes` there. Checks run in the order of SPEC
+    /// §1.1; the first failing one decides the error.
     ///
     /// ```
     /// # let one = membrane_frame::example_frame();
-    /// use membrane_frame::{Frame, ReadOptions};
+    /// use membrane_frame::{Frame, ParseMode, ReadOptions};
     /// let two = [one.as_slice(), one.as_slice()].concat();
-    /// let (first, rest) = Frame::parse_prefix(&two, &ReadOptions::new())?;
-    /// let (second, rest) = Frame::parse_prefix(rest, &ReadOptions::new())?;
+    /// let prefix = ReadOptions::new().mode(ParseMode::Prefix);
+    /// let (first, rest) = Frame::parse_with(&two, &prefix)?;
+    /// let (second, rest) = Frame::parse_with(rest, &prefix)?;
     /// assert!(rest.is_empty() && first == second);
+    /// assert!(Frame::parse_with(&two, &ReadOptions::new()).is_err()); // exact: trailing_bytes
     /// # Ok::<(), membrane_frame::Error>(())
     /// ```
-    pub fn parse_prefix(buf: &'a [u8], options: &ReadOptions) -> Result<(Frame<'a>, &'a [u8]), Error> {
-        Frame::parse_mode(buf, options, ParseMode::Prefix)
-    }
-
-    /// Read a frame in either mode; the second value is what follows the frame (always
-    /// empty in exact mode). Checks run in the order of SPEC §1.1; the first failing
-    /// one decides the error.
-    pub fn parse_mode(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<(Frame<'a>, &'a [u8]), Error> {
-        let frame = Frame::read(buf, options, mode)?;
-        let rest = buf.get(frame.len()..).unwrap_or(&[]);
-        Ok((frame, rest))
-    }
-
-    /// The reader behind the entry points. A `Frame` is a few hundred bytes, nearly all
-    /// of them the identity; the layout level has its own path (kept out of line, so the
-    /// compiler does not merge it with the other) that writes a few offsets straight into
-    /// the caller's slot instead of copying an absent identity around. That is most of
-    /// its cost otherwise.
-    #[inline(always)]
-    fn read(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<Frame<'a>, Error> {
+    pub fn parse_with(buf: &'a [u8], options: &ReadOptions) -> Result<(Frame<'a>, &'a [u8]), Error> {
         if options.level == VerifyLevel::Layout {
-            Frame::read_layout(buf, options, mode)
+            Frame::read_layout(buf, options)
         } else {
-            Frame::read_verified(buf, options, mode)
+            Frame::read_verified(buf, options)
         }
     }
 
-    /// Checks 1–7, 10, 11.
+    /// Checks 1–7, 10, 11. Kept out of line, so that the compiler does not merge it with
+    /// the verified path and copy an absent identity around: most of its cost otherwise.
     #[inline(never)]
-    fn read_layout(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<Frame<'a>, Error> {
-        let identity_end = check_head(buf, options)?;
-        let (bytes, payload_len) = check_lengths(buf, identity_end, mode)?;
-        Ok(Frame {
-            bytes,
-            identity_len: identity_end - HEADER_LEN,
-            payload_len,
-            level: options.level,
-            identity: None,
-            payload_digest: None,
-        })
+    fn read_layout(buf: &'a [u8], options: &ReadOptions) -> Result<(Frame<'a>, &'a [u8]), Error> {
+        let head = split_head(buf, read_header(buf)?, options)?;
+        let body = split_body(head.tail, HEADER_LEN + head.identity_json.len(), options.mode)?;
+        Ok(Frame::assemble(buf, head, body, options.level, None, None))
     }
 
     /// Checks 1–11, and 12–13 at the levels that ask for them.
     #[inline(never)]
-    fn read_verified(buf: &'a [u8], options: &ReadOptions, mode: ParseMode) -> Result<Frame<'a>, Error> {
-        let identity_end = check_head(buf, options)?;
-        let identity = parse_identity(buf.get(HEADER_LEN..identity_end).unwrap_or(&[]), options)?;
-        let (bytes, payload_len) = check_lengths(buf, identity_end, mode)?;
-        let payload_digest = check_payload(bytes, identity_end, payload_len, &identity, options)?;
-        Ok(Frame {
+    fn read_verified(buf: &'a [u8], options: &ReadOptions) -> Result<(Frame<'a>, &'a [u8]), Error> {
+        let head = split_head(buf, read_header(buf)?, options)?;
+        let identity = parse_identity(head.identity_json, options)?;
+        let identity_end = HEADER_LEN + head.identity_json.len();
+        let body = split_body(head.tail, identity_end, options.mode)?;
+        let payload_digest = check_payload(&body, identity_end + 8, &identity, options)?;
+        Ok(Frame::assemble(buf, head, body, options.level, Some(identity), payload_digest))
+    }
+
+    #[inline(always)]
+    fn assemble(
+        buf: &'a [u8],
+        head: Head<'a>,
+        body: Body<'a>,
+        level: VerifyLevel,
+        identity: Option<PayloadIdentity<'a>>,
+        payload_digest: Option<Sha256Digest>,
+    ) -> (Frame<'a>, &'a [u8]) {
+        // `body.rest` is a suffix of `buf`, so the split always succeeds.
+        let (bytes, rest) = buf.split_at_checked(buf.len().saturating_sub(body.rest.len())).unwrap_or((buf, &[]));
+        let frame = Frame {
             bytes,
-            identity_len: identity_end - HEADER_LEN,
-            payload_len,
-            level: options.level,
-            identity: Some(identity),
+            header: head.header,
+            identity_json: head.identity_json,
+            payload: body.payload,
+            trailer: body.trailer,
+            level,
+            identity,
             payload_digest,
-        })
+        };
+        (frame, rest)
     }
 
     /// The frame's own bytes (without anything that followed it).
@@ -389,12 +406,12 @@ impl<'a> Frame<'a> {
 
     /// The 14-byte header.
     pub fn header(&self) -> FrameHeader {
-        FrameHeader::read(self.bytes).copied().unwrap_or_else(|| FrameHeader::v5(0))
+        self.header
     }
 
     /// The identity JSON exactly as stored.
     pub fn identity_json(&self) -> &'a [u8] {
-        self.bytes.get(HEADER_LEN..HEADER_LEN + self.identity_len).unwrap_or(&[])
+        self.identity_json
     }
 
     /// The parsed identity (`None` at the layout level).
@@ -402,23 +419,19 @@ impl<'a> Frame<'a> {
         self.identity.as_ref()
     }
 
-    /// Offset of the payload within the frame.
+    /// Offset of the payload within the frame: `22 + identity_len`.
     pub fn payload_offset(&self) -> usize {
-        HEADER_LEN + self.identity_len + 8
+        MIN_FRAME_PREFIX + self.identity_json.len()
     }
 
     /// The payload, in place.
     pub fn payload(&self) -> &'a [u8] {
-        let start = self.payload_offset();
-        self.bytes.get(start..start + self.payload_len).unwrap_or(&[])
+        self.payload
     }
 
     /// The stored trailer.
     pub fn trailer(&self) -> [u8; 8] {
-        let mut trailer = [0u8; 8];
-        let start = self.payload_offset() + self.payload_len;
-        trailer.copy_from_slice(self.bytes.get(start..start + 8).unwrap_or(&[0; 8]));
-        trailer
+        self.trailer
     }
 
     /// SHA-256 of the payload (computed at the trailer level and above).

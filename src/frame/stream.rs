@@ -5,10 +5,9 @@ use super::reader::{
     check_header, check_identity_limit, check_payload_hash, check_trailer, frame_len, parse_identity, read_u64_le,
     ParseMode, ReadOptions, VerifyLevel,
 };
-use crate::digest::Sha256Digest;
+use crate::digest::{Sha256Digest, Sha256Hasher};
 use crate::error::{Error, ErrorCode};
 use crate::identity::PayloadIdentity;
-use sha2::{Digest, Sha256};
 
 /// Progress of a [`StreamVerifier`] after a chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,15 +69,15 @@ enum Stage {
 /// stored; the identity is kept in a caller-provided buffer.
 ///
 /// Errors are reported as soon as they are certain and agree with what
-/// [`Frame::parse_mode`](crate::Frame::parse_mode) says about the same bytes; a stream
+/// [`Frame::parse_with`](crate::Frame::parse_with) says about the same bytes; a stream
 /// that ends early is judged by [`finish`](Self::finish).
 ///
 /// ```
-/// use membrane_frame::{StreamVerifier, StreamStatus, ReadOptions, ParseMode, VerifyLevel};
+/// use membrane_frame::{StreamVerifier, StreamStatus, ReadOptions, VerifyLevel};
 /// # let frame = membrane_frame::example_frame();
 /// let mut identity = [0u8; 4096];
 /// let options = ReadOptions::new().level(VerifyLevel::Full);
-/// let mut verifier = StreamVerifier::new(options, ParseMode::Exact, &mut identity);
+/// let mut verifier = StreamVerifier::new(options, &mut identity);
 /// for chunk in frame.chunks(7) {
 ///     verifier.feed(chunk)?;
 /// }
@@ -89,7 +88,6 @@ enum Stage {
 #[derive(Debug)]
 pub struct StreamVerifier<'b> {
     options: ReadOptions,
-    mode: ParseMode,
     identity_buf: &'b mut [u8],
     header: [u8; MIN_FRAME_PREFIX],
     stage: Stage,
@@ -97,7 +95,7 @@ pub struct StreamVerifier<'b> {
     identity_len: u64,
     payload_len: u64,
     payload_seen: u64,
-    hasher: Option<Sha256>,
+    hasher: Option<Sha256Hasher>,
     trailer: [u8; 8],
     trailer_seen: usize,
     failed: Option<Error>,
@@ -166,10 +164,9 @@ impl<'b> StreamVerifier<'b> {
     /// bytes), else `feed` fails with `buffer_too_small` once the whole head is in. Not
     /// earlier: until then the declared length may be damage in a stream that ends
     /// short, which the one-shot reader calls `identity_overrun`, and so does `finish`.
-    pub fn new(options: ReadOptions, mode: ParseMode, identity_buf: &'b mut [u8]) -> StreamVerifier<'b> {
+    pub fn new(options: ReadOptions, identity_buf: &'b mut [u8]) -> StreamVerifier<'b> {
         StreamVerifier {
             options,
-            mode,
             identity_buf,
             header: [0; MIN_FRAME_PREFIX],
             stage: Stage::Head,
@@ -177,7 +174,7 @@ impl<'b> StreamVerifier<'b> {
             identity_len: 0,
             payload_len: 0,
             payload_seen: 0,
-            hasher: (options.level >= VerifyLevel::Trailer).then(Sha256::new),
+            hasher: (options.level >= VerifyLevel::Trailer).then(Sha256Hasher::new),
             trailer: [0; 8],
             trailer_seen: 0,
             failed: None,
@@ -215,11 +212,11 @@ impl<'b> StreamVerifier<'b> {
     /// trailer level and above, this is `invalid_state`.
     ///
     /// ```
-    /// use membrane_frame::{StreamVerifier, StreamStatus, ReadOptions, ParseMode, VerifyLevel};
+    /// use membrane_frame::{StreamVerifier, StreamStatus, ReadOptions, VerifyLevel};
     /// # let frame = membrane_frame::example_frame();
     /// let mut identity = [0u8; 4096];
     /// let options = ReadOptions::new().level(VerifyLevel::Identity);
-    /// let mut verifier = StreamVerifier::new(options, ParseMode::Exact, &mut identity);
+    /// let mut verifier = StreamVerifier::new(options, &mut identity);
     /// let head_len = frame.len() - 5 - 8; // all but the payload and the trailer
     /// verifier.feed(&frame[..head_len])?;
     /// assert_eq!(verifier.skip(13)?, StreamStatus::Complete { consumed: 13 });
@@ -251,7 +248,7 @@ impl<'b> StreamVerifier<'b> {
                 Stage::Payload => self.payload_len - self.payload_seen,
                 Stage::Trailer => (8 - self.trailer_seen) as u64,
                 Stage::Complete => {
-                    if self.mode == ParseMode::Exact && rest.len() > 0 {
+                    if self.options.mode == ParseMode::Exact && rest.len() > 0 {
                         return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(self.received));
                     }
                     let consumed = chunk.len() - rest.len();
@@ -393,7 +390,7 @@ impl<'b> StreamVerifier<'b> {
         if self.stage != Stage::Complete {
             return Err(self.truncation_error());
         }
-        let payload_digest = self.hasher.take().map(Sha256Digest::from_hasher);
+        let payload_digest = self.hasher.take().map(Sha256Hasher::finish);
         if let Some(digest) = &payload_digest {
             let trailer_at = self.received - 8;
             check_trailer(digest, self.trailer, trailer_at)?;

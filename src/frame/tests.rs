@@ -10,14 +10,14 @@ fn frame() -> Vec<u8> {
 }
 
 fn code(bytes: &[u8], level: VerifyLevel) -> Option<ErrorCode> {
-    Frame::parse_exact(bytes, &ReadOptions::new().level(level)).err().map(|e| e.code())
+    Frame::parse_with(bytes, &ReadOptions::new().level(level)).err().map(|e| e.code())
 }
 
 #[test]
 fn accepts_a_valid_frame_at_every_level() {
     let bytes = frame();
     for level in VerifyLevel::ALL {
-        let parsed = Frame::parse_exact(&bytes, &ReadOptions::new().level(level)).unwrap();
+        let (parsed, _) = Frame::parse_with(&bytes, &ReadOptions::new().level(level)).unwrap();
         assert_eq!(parsed.payload(), b"hello");
         assert_eq!(parsed.len(), bytes.len());
         assert_eq!(parsed.identity().is_some(), level >= VerifyLevel::Identity);
@@ -58,7 +58,7 @@ fn reports_offsets_and_fields() {
     extra.push(0);
     let err = Frame::parse(&extra).unwrap_err();
     assert_eq!((err.code(), err.offset()), (ErrorCode::TrailingBytes, Some(bytes.len() as u64)));
-    let (_, rest) = Frame::parse_prefix(&extra, &ReadOptions::new()).unwrap();
+    let (_, rest) = Frame::parse_with(&extra, &ReadOptions::new().mode(ParseMode::Prefix)).unwrap();
     assert_eq!(rest, &[0]);
 }
 
@@ -66,12 +66,12 @@ fn reports_offsets_and_fields() {
 fn identity_limit_applies_after_the_overrun_check() {
     let bytes = frame();
     let small = ReadOptions::new().identity_limit(10);
-    assert_eq!(Frame::parse_exact(&bytes, &small).unwrap_err().code(), ErrorCode::IdentityTooLarge);
+    assert_eq!(Frame::parse_with(&bytes, &small).unwrap_err().code(), ErrorCode::IdentityTooLarge);
 }
 
 fn stream(bytes: &[u8], level: VerifyLevel, chunk: usize) -> Result<u64, ErrorCode> {
     let mut identity = [0u8; 512];
-    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+    let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
     for part in bytes.chunks(chunk) {
         verifier.feed(part).map_err(|e| e.code())?;
     }
@@ -86,8 +86,8 @@ fn streaming_matches_one_shot_for_every_truncation() {
     let bytes = frame();
     for len in 0..=bytes.len() {
         for level in VerifyLevel::ALL {
-            let one_shot = Frame::parse_exact(&bytes[..len], &ReadOptions::new().level(level))
-                .map(|f| f.payload().len() as u64)
+            let one_shot = Frame::parse_with(&bytes[..len], &ReadOptions::new().level(level))
+                .map(|(f, _)| f.payload().len() as u64)
                 .map_err(|e| e.code());
             assert_eq!(stream(&bytes[..len], level, 3), one_shot, "len {len} {level:?}");
         }
@@ -98,7 +98,7 @@ fn streaming_matches_one_shot_for_every_truncation() {
 fn streaming_reports_what_it_needs() {
     let bytes = frame();
     let mut identity = [0u8; 512];
-    let mut verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut identity);
+    let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
     assert_eq!(verifier.feed(&bytes[..4]).unwrap(), StreamStatus::NeedMore(10));
     let identity_len = bytes.len() as u64 - 30 - 5;
     assert_eq!(verifier.feed(&bytes[4..14]).unwrap(), StreamStatus::NeedMore(identity_len + 8));
@@ -111,7 +111,7 @@ fn streaming_reports_what_it_needs() {
 fn streaming_needs_room_for_the_identity() {
     let bytes = frame();
     let mut tiny = [0u8; 8];
-    let mut verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut tiny);
+    let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut tiny);
     let err = verifier.feed(&bytes).unwrap_err();
     assert_eq!(err.code(), ErrorCode::BufferTooSmall);
     assert_eq!(err.needed(), Some(bytes.len() as u64 - 35));
@@ -124,9 +124,9 @@ fn a_stream_cut_short_is_an_overrun_even_with_a_small_identity_buffer() {
     let bytes = frame();
     let cut = &bytes[..30];
     let mut tiny = [0u8; 8];
-    let mut verifier = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut tiny);
+    let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut tiny);
     assert!(matches!(verifier.feed(cut), Ok(StreamStatus::NeedMore(_))));
-    let one_shot = Frame::parse_exact(cut, &ReadOptions::new()).unwrap_err().code();
+    let one_shot = Frame::parse_with(cut, &ReadOptions::new()).unwrap_err().code();
     assert_eq!(one_shot, ErrorCode::IdentityOverrun);
     assert_eq!(verifier.finish().unwrap_err().code(), one_shot);
 }
@@ -142,7 +142,7 @@ fn encoders_agree_and_report_sizes() {
     let encoder = FrameEncoder::new(identity, 5).unwrap();
     assert_eq!(encoder.frame_len(), bytes.len() as u64);
     let mut head = [0u8; 512];
-    let head_len = encoder.write_head(&mut head).unwrap();
+    let head_len = encoder.write_head_into(&mut head).unwrap();
     assert_eq!(&head[..head_len], &bytes[..head_len]);
 }
 
@@ -198,12 +198,12 @@ fn skipping_past_the_head_gives_the_same_verdict_as_feeding() {
         for (extra, truncate) in [(0usize, 0usize), (3, 0), (0, 4), (0, 13)] {
             let total = (bytes.len() + extra - truncate) as u64;
             let mut identity = [0u8; 512];
-            let mut fed = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+            let mut fed = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
             let mut all = bytes.clone();
             all.resize(total as usize, 0);
             let fed_verdict = fed.feed(&all).and_then(|_| fed.finish().map(|f| f.payload_len())).map_err(|e| e.code());
             let mut identity = [0u8; 512];
-            let mut skipped = StreamVerifier::new(ReadOptions::new().level(level), ParseMode::Exact, &mut identity);
+            let mut skipped = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
             skipped.feed(&bytes[..head_len]).unwrap();
             let skipped_verdict = skipped
                 .skip(total - head_len as u64)
@@ -213,11 +213,11 @@ fn skipping_past_the_head_gives_the_same_verdict_as_feeding() {
         }
     }
     let mut identity = [0u8; 512];
-    let mut hashing = StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, &mut identity);
+    let mut hashing = StreamVerifier::new(ReadOptions::new(), &mut identity);
     hashing.feed(&bytes[..head_len]).unwrap();
     assert_eq!(hashing.skip(5).unwrap_err().code(), ErrorCode::InvalidState);
     let mut identity = [0u8; 512];
-    let mut early = StreamVerifier::new(ReadOptions::new().level(VerifyLevel::Layout), ParseMode::Exact, &mut identity);
+    let mut early = StreamVerifier::new(ReadOptions::new().level(VerifyLevel::Layout), &mut identity);
     early.feed(&bytes[..10]).unwrap();
     assert_eq!(early.skip(5).unwrap_err().code(), ErrorCode::InvalidState);
 }

@@ -3,12 +3,11 @@
 
 use super::header::{FrameHeader, DEFAULT_IDENTITY_LIMIT, MIN_FRAME_PREFIX};
 use super::reader::frame_len;
-use crate::digest::Sha256Digest;
+use crate::digest::{Sha256Digest, Sha256Hasher};
 use crate::error::{Error, ErrorCode};
 use crate::identity::PayloadIdentity;
 use crate::sink::{write_into_checked, BufferedSink, ByteSink, SliceSink};
 use core::fmt;
-use sha2::{Digest, Sha256};
 use zerocopy::IntoBytes;
 
 /// Plans a frame for one identity and payload length: its exact size, its head.
@@ -24,7 +23,7 @@ use zerocopy::IntoBytes;
 /// let digest = Sha256Digest::of(payload);          // one pass: trailer (and payload_hash)
 /// let encoder = FrameEncoder::new(&identity, payload.len() as u64)?;
 /// let mut head = [0u8; 512];
-/// let head_len = encoder.write_head(&mut head)?;
+/// let head_len = encoder.write_head_into(&mut head)?;
 /// let frame = [&head[..head_len], payload, &digest.trailer()].concat();
 /// assert_eq!(frame.len() as u64, encoder.frame_len());
 /// assert!(Frame::parse(&frame).is_ok());
@@ -85,7 +84,7 @@ impl<'i, 'a> FrameEncoder<'i, 'a> {
 
     /// Write the head into `out`; returns its length, or `buffer_too_small` (with
     /// `out` untouched).
-    pub fn write_head(&self, out: &mut [u8]) -> Result<usize, Error> {
+    pub fn write_head_into(&self, out: &mut [u8]) -> Result<usize, Error> {
         write_into_checked(out, self.head_len(), |sink| self.write_head_to(sink))
     }
 }
@@ -166,7 +165,7 @@ pub struct ChunkedFrameWriter<'i, 'a, S: ByteSink> {
     fed: u64,
     head_len: u64,
     frame_len: u64,
-    hasher: Sha256,
+    hasher: Sha256Hasher,
     sink_failed: bool,
 }
 
@@ -188,7 +187,7 @@ impl<'i, 'a, S: ByteSink> ChunkedFrameWriter<'i, 'a, S> {
             fed: 0,
             head_len: encoder.head_len() as u64,
             frame_len: encoder.frame_len(),
-            hasher: Sha256::new(),
+            hasher: Sha256Hasher::new(),
             sink_failed: false,
         })
     }
@@ -230,7 +229,7 @@ impl<'i, 'a, S: ByteSink> ChunkedFrameWriter<'i, 'a, S> {
                 Error::new(ErrorCode::LengthMismatch, "less payload than declared").in_field("payload_len"),
             ));
         }
-        let payload_digest = Sha256Digest::from_hasher(self.hasher);
+        let payload_digest = self.hasher.finish();
         self.sink.write_bytes(&payload_digest.trailer()).map_err(WriteError::Sink)?;
         let outcome = ChunkedOutcome {
             payload_digest,

@@ -1,11 +1,10 @@
 //! The canonical serialisation (SPEC §2.3) and the fingerprint (SPEC §2.4).
 
 use super::{InclusiveRange, PayloadIdentity};
-use crate::digest::Sha256Digest;
+use crate::digest::{Sha256Digest, Sha256Hasher};
 use crate::error::Error;
 use crate::json::write_escaped;
 use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
-use sha2::{Digest, Sha256};
 
 /// Write a non-negative integer in shortest decimal form.
 pub(crate) fn write_u64<S: ByteSink + ?Sized>(sink: &mut S, value: u64) -> Result<(), S::Error> {
@@ -169,9 +168,9 @@ impl PayloadIdentity<'_> {
         if let (true, Some(source)) = (self.source_is_canonical, self.source) {
             return Sha256Digest::of(source);
         }
-        let mut hasher = Sha256::new();
+        let mut hasher = Sha256Hasher::new();
         let Ok(()) = self.write_canonical(&mut hasher);
-        Sha256Digest(hasher.finalize().into())
+        hasher.finish()
     }
 }
 

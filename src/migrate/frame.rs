@@ -1,10 +1,7 @@
 //! v2 and v4 frames to v5, in place (SPEC §7.1).
 
 use crate::error::{Error, ErrorCode};
-use crate::frame::{
-    verify_as_v5, Frame, FrameHeader, ReadOptions, VerifyLevel, MAGIC_V2, MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX,
-    SCHEMA_V5,
-};
+use crate::frame::{verify_as_v5, Frame, HeaderKind, ParseMode, ReadOptions, VerifyLevel, MIN_FRAME_PREFIX};
 
 /// What migration writes over bytes 0..6 of a legacy frame: the v5 magic and schema 5.
 pub const V5_HEAD: [u8; 6] = [0xC0, 0xDE, 0x01, 0x05, 0x05, 0x00];
@@ -57,28 +54,13 @@ impl FrameMigration {
 /// ```
 pub fn plan_frame_migration(buf: &[u8], options: &ReadOptions) -> Result<FrameMigration, Error> {
     let options = at_least_trailer(options);
-    let Some(header) = FrameHeader::read(buf).filter(|_| buf.len() >= MIN_FRAME_PREFIX) else {
-        return Frame::parse_exact(buf, &options).map(|_| FrameMigration::AlreadyV5);
-    };
-    let schema = header.schema.get();
-    let migration = match (header.magic, schema) {
-        (MAGIC_V5, SCHEMA_V5) => {
-            Frame::parse_exact(buf, &options)?;
-            return Ok(FrameMigration::AlreadyV5);
-        }
-        (MAGIC_V5, 2 | 4) => FrameMigration::HalfMigrated { schema },
-        (MAGIC_V2, 2) | (MAGIC_V4, 4) => FrameMigration::Legacy { version: schema },
-        (MAGIC_V2 | MAGIC_V4, _) => {
-            return Err(Error::new(
-                ErrorCode::SchemaMismatch,
-                "legacy magic with a schema field that does not match it",
-            )
-            .at(4)
-            .in_field("schema"))
-        }
-        // Anything else: the v5 reader's verdict (bad_magic, schema_mismatch, ...).
-        _ => {
-            Frame::parse_exact(buf, &options)?;
+    let kind = if buf.len() >= MIN_FRAME_PREFIX { HeaderKind::of_bytes(buf) } else { HeaderKind::Foreign };
+    let migration = match kind.migratable()? {
+        HeaderKind::HalfMigrated { schema } => FrameMigration::HalfMigrated { schema },
+        HeaderKind::Legacy { version } => FrameMigration::Legacy { version },
+        // A v5 frame, or anything else: the v5 reader's verdict (bad_magic, ...).
+        HeaderKind::V5 | HeaderKind::Foreign | HeaderKind::LegacyMismatch => {
+            Frame::parse_with(buf, &options)?;
             return Ok(FrameMigration::AlreadyV5);
         }
     };
@@ -127,7 +109,7 @@ pub fn migrate_frame_in_place_with(buf: &mut [u8], options: &ReadOptions) -> Res
     previous.copy_from_slice(head);
     head.copy_from_slice(&V5_HEAD);
     // The plan proved this; confirm with the reader itself, and undo on disagreement.
-    if let Err(err) = Frame::parse_exact(buf, &at_least_trailer(options)) {
+    if let Err(err) = Frame::parse_with(buf, &at_least_trailer(options)) {
         if let Some(head) = buf.get_mut(..previous.len()) {
             head.copy_from_slice(&previous);
         }
@@ -136,8 +118,10 @@ pub fn migrate_frame_in_place_with(buf: &mut [u8], options: &ReadOptions) -> Res
     Ok(migration)
 }
 
+/// The options migration reads with: exact mode (a file or blob holds one frame), never
+/// below the trailer level (SPEC §7.1).
 fn at_least_trailer(options: &ReadOptions) -> ReadOptions {
-    options.level(options.level.max(VerifyLevel::Trailer))
+    options.level(options.level.max(VerifyLevel::Trailer)).mode(ParseMode::Exact)
 }
 
 #[cfg(test)]
@@ -172,7 +156,7 @@ mod tests {
                         corrupt[at] ^= flip;
                         let mut migrated = v5.clone();
                         migrated[at] ^= flip;
-                        let reader = Frame::parse_exact(&migrated, &options).map(|_| ());
+                        let reader = Frame::parse_with(&migrated, &options).map(|_| ());
                         let plan = plan_frame_migration(&corrupt, &options).map(|_| ());
                         assert_eq!(plan, reader, "byte {at} ^ {flip:#x} at {level:?}");
                         let mut buf = corrupt.clone();
@@ -183,7 +167,7 @@ mod tests {
                 }
                 for cut in 0..original.len() {
                     let mut truncated = original[..cut].to_vec();
-                    let reader = Frame::parse_exact(&v5[..cut], &options).map(|_| ());
+                    let reader = Frame::parse_with(&v5[..cut], &options).map(|_| ());
                     assert!(reader.is_err());
                     let before = truncated.clone();
                     assert_eq!(migrate_frame_in_place_with(&mut truncated, &options).map(|_| ()), reader, "cut {cut}");

@@ -21,7 +21,7 @@ use crate::frame::{StreamStatus, StreamVerifier, StreamedFrame};
 /// use membrane_frame::{ParseMode, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel};
 /// # let frame = membrane_frame::example_frame();
 /// let mut identity = [0u8; 4096];
-/// let verifier = StreamVerifier::new(ReadOptions::new().level(VerifyLevel::Full), ParseMode::Exact, &mut identity);
+/// let verifier = StreamVerifier::new(ReadOptions::new().level(VerifyLevel::Full), &mut identity);
 /// let mut reassembler = ChunkReassembler::new(verifier);
 /// let pieces: Vec<&[u8]> = frame.chunks(16).collect();
 /// for (index, data) in pieces.iter().enumerate() {

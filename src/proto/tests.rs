@@ -1,6 +1,6 @@
 use super::*;
 use crate::error::ErrorCode;
-use crate::frame::{ParseMode, ReadOptions, StreamVerifier};
+use crate::frame::{ReadOptions, StreamVerifier};
 use crate::Sha256Digest;
 
 fn encode<'a, M: Message<'a>>(msg: &M, buf: &mut [u8]) -> usize {
@@ -128,7 +128,7 @@ fn reassembler_checks_the_sequence() {
     let first = Chunk { chunk_index: 0, offset: 0, data: b"xy", sha256_hex: hex.as_str(), is_last: false };
     let mut identity = [0u8; 64];
     fn new(buf: &mut [u8]) -> ChunkReassembler<'_> {
-        ChunkReassembler::new(StreamVerifier::new(ReadOptions::new(), ParseMode::Exact, buf))
+        ChunkReassembler::new(StreamVerifier::new(ReadOptions::new(), buf))
     }
     // Index must start at 0.
     let mut r = new(&mut identity);

@@ -6,7 +6,7 @@ use crate::error::{Error, ErrorCode};
 use crate::json::keys::{cmp_decoded, find_duplicate_key, rewalk_reader, ObjectEntries, SortedEntries};
 use crate::json::{write_escaped, Event, JsonError, JsonErrorKind, JsonStr, Limits, Reader};
 use crate::pyfloat::write_repr;
-use crate::sink::{ByteSink, CountingSink, SliceSink};
+use crate::sink::{encoded_len_of, write_into_checked, ByteSink, CountingSink};
 use crate::table::{is_valid_json_id, Full, Id};
 use core::cmp::Ordering;
 
@@ -231,6 +231,13 @@ pub fn merge_gossip_maps<S: ByteSink + ?Sized>(
     sink.write_bytes(b"}")
 }
 
+/// [`merge_gossip_maps`] into `out`: the length written, or `buffer_too_small` with the
+/// length needed and `out` untouched (the merge is counted first).
+pub fn merge_gossip_maps_into(a: &GossipMap<'_>, b: &GossipMap<'_>, now: f64, out: &mut [u8]) -> Result<usize, Error> {
+    let len = encoded_len_of(|counter| merge_gossip_maps(a, b, now, counter));
+    write_into_checked(out, len, |sink| merge_gossip_maps(a, b, now, sink))
+}
+
 impl TombstoneTable<'_> {
     /// Merge a peer's gossip map received at `now`: per hash the larger `until`;
     /// unknown hashes are adopted when still active at `now` (an expired one would only
@@ -361,13 +368,10 @@ impl TombstoneTable<'_> {
     }
 
     /// [`write_gossip`](Self::write_gossip) into `out`; its length, or
-    /// `buffer_too_small` with the length needed.
+    /// `buffer_too_small` with the length needed and `out` untouched.
     pub fn write_gossip_into(&mut self, now: f64, out: &mut [u8]) -> Result<usize, Error> {
-        let mut sink = SliceSink::new(out);
-        match self.write_gossip(now, &mut sink) {
-            Ok(()) => Ok(sink.len()),
-            Err(_) => Err(Error::buffer_too_small(self.gossip_len(now) as u64)),
-        }
+        let len = self.gossip_len(now);
+        write_into_checked(out, len, |sink| self.write_gossip(now, sink))
     }
 }
 
@@ -432,6 +436,7 @@ mod tests {
 #[cfg(test)]
 mod merge_tests {
     use super::*;
+    use crate::sink::SliceSink;
     use crate::table::NodeSlot;
     use crate::tombstone::TombstoneSlot;
 

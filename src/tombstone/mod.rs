@@ -33,7 +33,7 @@
 mod gossip;
 mod ops;
 
-pub use gossip::{merge_gossip_maps, GossipEntries, GossipMap};
+pub use gossip::{merge_gossip_maps, merge_gossip_maps_into, GossipEntries, GossipMap};
 pub use ops::{OpDelete, OpTombstone};
 
 use crate::error::{Error, ErrorCode};

@@ -2,8 +2,9 @@
 //! ordered as plain unsigned integers. The C ABI works on packed `uint64_t` values; a
 //! node keeps its last value itself.
 
-use super::{boundary, non_null, put};
-use crate::hlc::{Hlc, LOGICAL_BITS, MAX_PHYSICAL_MS};
+use crate::boundary::{boundary, NO_DETAIL};
+use crate::out::{outs, Out};
+use membrane::hlc::{Hlc, LOGICAL_BITS, MAX_PHYSICAL_MS};
 
 /// Bits of the logical counter (the low bits of a packed value).
 pub const MBR_HLC_LOGICAL_BITS: u32 = 16;
@@ -19,13 +20,14 @@ const _: () = {
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (`physical_ms` >
 /// `MBR_HLC_MAX_PHYSICAL_MS`) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_hlc_pack(physical_ms: u64, logical: u16, out: *mut u64) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        let hlc = Hlc::pack(physical_ms, logical)?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, hlc.raw()) };
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out, "out")?;
+        out.write(Hlc::pack(physical_ms, logical)?.raw());
         Ok(())
     })
 }
@@ -33,17 +35,16 @@ pub unsafe extern "C" fn mbr_hlc_pack(physical_ms: u64, logical: u16, out: *mut 
 /// Split a packed value into its physical part (Unix milliseconds) and logical counter.
 ///
 /// Returns `MBR_OK` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `physical_ms` and `logical` are each NULL or point to a writable value of their type.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_hlc_unpack(hlc: u64, physical_ms: *mut u64, logical: *mut u16) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(physical_ms, "physical_ms")?;
-        non_null(logical, "logical")?;
+    boundary(NO_DETAIL, || {
+        let (physical_ms, logical) = outs!(physical_ms, logical);
         let (physical, counter) = Hlc::from_raw(hlc).unpack();
-        // SAFETY: both are non-NULL and writable.
-        unsafe {
-            put(physical_ms, physical);
-            put(logical, counter);
-        }
+        physical_ms.write(physical);
+        logical.write(counter);
         Ok(())
     })
 }
@@ -55,13 +56,14 @@ pub unsafe extern "C" fn mbr_hlc_unpack(hlc: u64, physical_ms: *mut u64, logical
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (`now_ms` > `MBR_HLC_MAX_PHYSICAL_MS`, or
 /// `previous` is `UINT64_MAX`) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_hlc_tick(previous: u64, now_ms: u64, out: *mut u64) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        let next = Hlc::from_raw(previous).tick(now_ms)?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, next.raw()) };
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out, "out")?;
+        out.write(Hlc::from_raw(previous).tick(now_ms)?.raw());
         Ok(())
     })
 }
@@ -74,13 +76,14 @@ pub unsafe extern "C" fn mbr_hlc_tick(previous: u64, now_ms: u64, out: *mut u64)
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (`now_ms` > `MBR_HLC_MAX_PHYSICAL_MS`, or
 /// the larger value is `UINT64_MAX`) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_hlc_merge(local: u64, remote: u64, now_ms: u64, out: *mut u64) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        let merged = Hlc::from_raw(local).merge(Hlc::from_raw(remote), now_ms)?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, merged.raw()) };
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out, "out")?;
+        out.write(Hlc::from_raw(local).merge(Hlc::from_raw(remote), now_ms)?.raw());
         Ok(())
     })
 }

@@ -1,10 +1,11 @@
 //! Status codes: the stable numbers of SPEC §8 (from [`ErrorCode::number`]), their
 //! names and classes, and the optional error detail (`mbr_error`).
 
-use super::guard;
-use crate::error::{Error, ErrorClass, ErrorCode};
+use crate::boundary::guard;
+use crate::slice::{name_table, NameTable, NAME_WIDTH};
 use core::ffi::c_char;
 use core::fmt::{self, Write as _};
+use membrane::{Error, ErrorClass, ErrorCode};
 
 /// Success.
 pub const MBR_OK: u32 = 0;
@@ -143,74 +144,17 @@ const _: () = {
     assert!(MBR_CLASS_IO == ErrorClass::Io as u32);
 };
 
-/// Width of a NUL-terminated name in the static tables below.
-const NAME_WIDTH: usize = 32;
-
-/// `name` followed by NUL bytes, at compile time.
-#[allow(clippy::indexing_slicing)]
-pub(crate) const fn c_name(name: &str) -> [u8; NAME_WIDTH] {
-    let bytes = name.as_bytes();
-    assert!(bytes.len() < NAME_WIDTH, "name too long for the C table");
-    let mut out = [0u8; NAME_WIDTH];
-    let mut i = 0;
-    while i < bytes.len() {
-        out[i] = bytes[i];
-        i += 1;
-    }
-    out
-}
-
 /// The SPEC §8 names of every code (from [`ErrorCode::name`]), NUL-terminated.
-#[allow(clippy::indexing_slicing)]
-static CODE_NAMES: [[u8; NAME_WIDTH]; ErrorCode::ALL.len()] = {
-    let mut table = [[0u8; NAME_WIDTH]; ErrorCode::ALL.len()];
-    let mut i = 0;
-    while i < table.len() {
-        table[i] = c_name(ErrorCode::ALL[i].name());
-        i += 1;
-    }
-    table
-};
+#[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
+static CODE_NAMES: NameTable<{ ErrorCode::ALL.len() }, NAME_WIDTH> = name_table!(ErrorCode::ALL, name, NAME_WIDTH);
 
-/// A one-line description of a code, for `mbr_status_str`.
-const fn description(code: ErrorCode) -> &'static core::ffi::CStr {
-    match code {
-        ErrorCode::TooShort => c"fewer than 22 bytes: not even a header and a payload length",
-        ErrorCode::BadMagic => c"the first four bytes are not a Membrane magic",
-        ErrorCode::LegacyFrame => c"a v2 or v4 frame: migrate it to v5",
-        ErrorCode::SchemaMismatch => c"the schema field is not 5",
-        ErrorCode::ReservedNonzero => c"the reserved field is not 0",
-        ErrorCode::IdentityOverrun => c"the identity and payload length run past the end of the buffer",
-        ErrorCode::IdentityTooLarge => c"the identity length exceeds the configured limit",
-        ErrorCode::IdentityJson => c"the identity is not strict JSON or not an object",
-        ErrorCode::IdentityField => c"an identity field breaks the identity rules",
-        ErrorCode::PayloadOverrun => c"the payload and trailer run past the end of the buffer",
-        ErrorCode::TrailingBytes => c"bytes follow the frame",
-        ErrorCode::TrailerMismatch => c"the trailer is not the first 8 bytes of SHA-256(payload)",
-        ErrorCode::PayloadHashMismatch => c"payload_hash is not the lower-case hex SHA-256 of the payload",
-        ErrorCode::EnvelopeJson => c"the envelope is not strict JSON",
-        ErrorCode::EnvelopeVersion => c"the envelope schema_version is missing or not 5",
-        ErrorCode::EnvelopeMissingField => c"a required envelope field is missing",
-        ErrorCode::EnvelopeField => c"an envelope field breaks the envelope rules",
-        ErrorCode::SnapshotJson => c"the snapshot is not strict JSON",
-        ErrorCode::SnapshotVersion => c"the snapshot schema_version is missing or unsupported",
-        ErrorCode::SnapshotField => c"a snapshot field breaks the snapshot rules",
-        ErrorCode::StaleEpoch => c"the snapshot epoch is two or more behind the live epoch",
-        ErrorCode::TombstoneJson => c"a tombstone body is not strict JSON",
-        ErrorCode::TombstoneField => c"a tombstone body field breaks the tombstone rules",
-        ErrorCode::ProtoDecode => c"a protobuf message is not valid wire format",
-        ErrorCode::ProtoField => c"a known protobuf field has the wrong wire type or an invalid value",
-        ErrorCode::ChunkSequence => c"chunks out of sequence: index or offset gap, data after is_last, or no is_last",
-        ErrorCode::ChunkDigest => c"a chunk's sha256_hex is not the SHA-256 of its data",
-        ErrorCode::NullPointer => c"a required pointer argument was NULL",
-        ErrorCode::BufferTooSmall => c"an output buffer is too small",
-        ErrorCode::LengthMismatch => c"the payload fed does not match the declared length",
-        ErrorCode::TableFull => c"a fixed-capacity table is full",
-        ErrorCode::Io => c"an I/O operation failed",
-        ErrorCode::InvalidArgument => c"an argument is out of its allowed range",
-        ErrorCode::InvalidState => c"the object is not initialised or already finished",
-    }
-}
+/// Width of a NUL-terminated description.
+const DESCRIPTION_WIDTH: usize = 128;
+
+/// The one-line descriptions of every code (from [`ErrorCode::description`]).
+#[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
+static DESCRIPTIONS: NameTable<{ ErrorCode::ALL.len() }, DESCRIPTION_WIDTH> =
+    name_table!(ErrorCode::ALL, description, DESCRIPTION_WIDTH);
 
 fn code_index(status: u32) -> Option<usize> {
     ErrorCode::ALL.iter().position(|code| code.number() == status)
@@ -224,7 +168,7 @@ pub extern "C" fn mbr_status_name(status: u32) -> *const c_char {
     guard(c"unknown".as_ptr(), || match (status, code_index(status)) {
         (MBR_OK, _) => c"ok".as_ptr(),
         (MBR_PANIC, _) => c"panic".as_ptr(),
-        (_, Some(index)) => CODE_NAMES.get(index).map_or(c"unknown".as_ptr(), |name| name.as_ptr().cast()),
+        (_, Some(index)) => CODE_NAMES.get(index, c"unknown"),
         (_, None) => c"unknown".as_ptr(),
     })
 }
@@ -232,10 +176,10 @@ pub extern "C" fn mbr_status_name(status: u32) -> *const c_char {
 /// A one-line English description of a status. Never NULL; the string is static.
 #[no_mangle]
 pub extern "C" fn mbr_status_str(status: u32) -> *const c_char {
-    guard(c"unknown status".as_ptr(), || match (status, ErrorCode::from_number(status)) {
+    guard(c"unknown status".as_ptr(), || match (status, code_index(status)) {
         (MBR_OK, _) => c"success".as_ptr(),
         (MBR_PANIC, _) => c"the library panicked (a bug); the call did nothing reliable".as_ptr(),
-        (_, Some(code)) => description(code).as_ptr(),
+        (_, Some(index)) => DESCRIPTIONS.get(index, c"unknown status"),
         (_, None) => c"unknown status".as_ptr(),
     })
 }
@@ -324,12 +268,9 @@ fn c_text(out: &mut [c_char], args: fmt::Arguments<'_>) {
     let _ = CText { out, len: 0 }.write_fmt(args);
 }
 
-/// Copy `err` into `detail` when `detail` is not NULL.
-pub(crate) fn describe(detail: *mut mbr_error, err: &Error) {
-    if detail.is_null() {
-        return;
-    }
-    let mut value = mbr_error {
+/// The detail of `err`.
+pub(crate) fn detail_of(err: &Error) -> mbr_error {
+    let mut detail = mbr_error {
         status: err.code().number(),
         error_class: err.class() as u32,
         offset: err.offset().unwrap_or(MBR_NO_OFFSET),
@@ -337,18 +278,14 @@ pub(crate) fn describe(detail: *mut mbr_error, err: &Error) {
         field: [0; 32],
         message: [0; 128],
     };
-    c_text(&mut value.field, format_args!("{}", err.field().unwrap_or("")));
-    c_text(&mut value.message, format_args!("{err}"));
-    // SAFETY: non-NULL; the caller of the entry point promised a writable mbr_error.
-    unsafe { super::put(detail, value) }
+    c_text(&mut detail.field, format_args!("{}", err.field().unwrap_or("")));
+    c_text(&mut detail.message, format_args!("{err}"));
+    detail
 }
 
-/// Describe a panic in `detail` when it is not NULL.
-pub(crate) fn describe_panic(detail: *mut mbr_error) {
-    if detail.is_null() {
-        return;
-    }
-    let mut value = mbr_error {
+/// The detail of a panic.
+pub(crate) fn panic_detail() -> mbr_error {
+    let mut detail = mbr_error {
         status: MBR_PANIC,
         error_class: MBR_CLASS_USAGE,
         offset: MBR_NO_OFFSET,
@@ -356,9 +293,8 @@ pub(crate) fn describe_panic(detail: *mut mbr_error) {
         field: [0; 32],
         message: [0; 128],
     };
-    c_text(&mut value.message, format_args!("panic: the library hit a bug"));
-    // SAFETY: non-NULL; the caller of the entry point promised a writable mbr_error.
-    unsafe { super::put(detail, value) }
+    c_text(&mut detail.message, format_args!("panic: the library hit a bug"));
+    detail
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
 //! Ref counts (SPEC §6): per hash, the set of node ids holding it, in caller storage
 //! (`mbr_refcounts`, over slot and node memory as for `mbr_tombstone_table`).
 
-use super::identity::{mbr_str, text};
-use super::tombstone::{carve, mbr_id_callback, report};
-use super::{boundary, invalid, non_null, put, Slot};
-use crate::error::Error;
-use crate::refcount::{RefCounts, RefSlot};
-use crate::table::NodeSlot;
+use crate::boundary::{boundary, NO_DETAIL};
+use crate::object::{non_null, opaque, store, try_mut};
+use crate::out::{outs, Out};
+use crate::slice::{mbr_str, text};
+use crate::tombstone::{carve, mbr_id_callback, report};
 use core::ffi::c_void;
 use core::mem::{align_of, size_of, MaybeUninit};
+use membrane::refcount::{RefCounts, RefSlot};
+use membrane::table::NodeSlot;
+use membrane::Error;
 
 /// Bytes reserved per ref-count slot (at least its size; see `MBR_REF_STORAGE_BYTES`).
 pub const MBR_REF_SLOT_SIZE: usize = 560;
@@ -22,9 +24,6 @@ pub const MBR_REFCOUNTS_ALIGN: usize = 8;
 const _: () = {
     assert!(size_of::<RefSlot>() <= MBR_REF_SLOT_SIZE);
     assert!(align_of::<RefSlot>() <= MBR_REF_SLOT_ALIGN);
-    assert!(size_of::<mbr_refcounts>() == MBR_REFCOUNTS_SIZE);
-    assert!(align_of::<mbr_refcounts>() == MBR_REFCOUNTS_ALIGN);
-    assert!(Slot::<RefCounts<'static>>::fits::<mbr_refcounts>());
 };
 
 /// Ref counts in storage the caller owns, over the memory given to
@@ -35,18 +34,7 @@ pub struct mbr_refcounts {
     _opaque: [MaybeUninit<u64>; 16],
 }
 
-const TAG_REFCOUNTS: u64 = 0x6d62_725f_7265_6663; // "mbr_refc"
-
-/// The ref counts in caller storage.
-///
-/// # Safety
-/// `ptr`, if non-NULL, points to an `mbr_refcounts`; if initialised, its storage is
-/// alive and not used by anything else for `'s`.
-unsafe fn counts_mut<'s>(ptr: *mut mbr_refcounts) -> Result<&'s mut RefCounts<'s>, Error> {
-    non_null(ptr, "counts")?;
-    // SAFETY: forwarded from the caller.
-    unsafe { Slot::<RefCounts<'s>>::live(ptr, TAG_REFCOUNTS, "counts") }
-}
+opaque!(mbr_refcounts => RefCounts<'a>, b"mbr_refc", "counts", MBR_REFCOUNTS_SIZE, MBR_REFCOUNTS_ALIGN);
 
 /// Initialise empty ref counts in `*counts` over `slots` (`slots_bytes` bytes, one slot
 /// per hash) and `nodes` (`nodes_bytes` bytes, one per distinct node id, at most 128
@@ -55,6 +43,11 @@ unsafe fn counts_mut<'s>(ptr: *mut mbr_refcounts) -> Result<&'s mut RefCounts<'s
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (no slot, or no node slot, fits once
 /// aligned) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `counts` is NULL or points to writable `mbr_refcounts` storage; `slots` and `nodes`
+/// are each NULL or point to `slots_bytes` / `nodes_bytes` writable bytes handed over for
+/// the life of the counts.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_refcounts_init(
     counts: *mut mbr_refcounts,
@@ -64,26 +57,20 @@ pub unsafe extern "C" fn mbr_refcounts_init(
     nodes_bytes: usize,
     seed: u64,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(counts, "counts")?;
+    boundary(NO_DETAIL, || {
+        let counts = Out::new(counts, "counts")?;
         non_null(slots, "slots")?;
         non_null(nodes, "nodes")?;
-        // SAFETY: the caller hands over the two byte ranges for the life of the counts.
-        let (slots, nodes) = unsafe {
-            (
-                carve(slots, slots_bytes, &RefSlot::EMPTY, "slots")?,
-                carve(nodes, nodes_bytes, &NodeSlot::EMPTY, "nodes")?,
-            )
-        };
+        let slots = carve(slots, slots_bytes, &RefSlot::EMPTY, "slots")?;
+        let nodes = carve(nodes, nodes_bytes, &NodeSlot::EMPTY, "nodes")?;
         if slots.is_empty() {
-            return Err(invalid("slots_bytes", "the storage holds no ref-count slot"));
+            return Err(Error::invalid_argument("slots_bytes", "the storage holds no ref-count slot"));
         }
         if nodes.is_empty() {
-            return Err(invalid("nodes_bytes", "the storage holds no node slot"));
+            return Err(Error::invalid_argument("nodes_bytes", "the storage holds no node slot"));
         }
         let value = if seed == 0 { RefCounts::new(slots, nodes) } else { RefCounts::with_seed(slots, nodes, seed) };
-        // SAFETY: `counts` is non-NULL, aligned and writable; the value fits (asserted).
-        unsafe { Slot::store(counts, TAG_REFCOUNTS, value) };
+        store(counts, value);
         Ok(())
     })
 }
@@ -91,18 +78,17 @@ pub unsafe extern "C" fn mbr_refcounts_init(
 /// The number of hashes held (`*len`) and how many fit (`*capacity`).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; `len` and
+/// `capacity` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_refcounts_stats(counts: *mut mbr_refcounts, len: *mut usize, capacity: *mut usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(len, "len")?;
-        non_null(capacity, "capacity")?;
-        // SAFETY: the caller passes initialised counts.
-        let counts = unsafe { counts_mut(counts)? };
-        // SAFETY: both are non-NULL and writable.
-        unsafe {
-            put(len, counts.len());
-            put(capacity, counts.capacity());
-        }
+    boundary(NO_DETAIL, || {
+        let (len, capacity) = outs!(len, capacity);
+        let counts = try_mut(counts)?;
+        len.write(counts.len());
+        capacity.write(counts.capacity());
         Ok(())
     })
 }
@@ -112,17 +98,19 @@ pub unsafe extern "C" fn mbr_refcounts_stats(counts: *mut mbr_refcounts, len: *m
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a hash or node id not 1–128 characters, or
 /// not UTF-8), `MBR_TABLE_FULL` (unchanged then), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; the strings
+/// are readable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_refcounts_acquire(
     counts: *mut mbr_refcounts,
     content_hash: mbr_str,
     node: mbr_str,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        // SAFETY: the caller passes initialised counts and readable strings.
-        let (counts, hash, node) =
-            unsafe { (counts_mut(counts)?, text(content_hash, "content_hash")?, text(node, "node")?) };
-        counts.acquire(hash, node)
+    boundary(NO_DETAIL, || {
+        let counts = try_mut(counts)?;
+        counts.acquire(text(content_hash, "content_hash")?, text(node, "node")?)
     })
 }
 
@@ -132,6 +120,10 @@ pub unsafe extern "C" fn mbr_refcounts_acquire(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (not UTF-8), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; the strings
+/// are readable; `emptied` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_refcounts_release(
     counts: *mut mbr_refcounts,
@@ -139,14 +131,10 @@ pub unsafe extern "C" fn mbr_refcounts_release(
     node: mbr_str,
     emptied: *mut bool,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(emptied, "emptied")?;
-        // SAFETY: the caller passes initialised counts and readable strings.
-        let (counts, hash, node) =
-            unsafe { (counts_mut(counts)?, text(content_hash, "content_hash")?, text(node, "node")?) };
-        let result = counts.release(hash, node);
-        // SAFETY: `emptied` is non-NULL and writable.
-        unsafe { put(emptied, result) };
+    boundary(NO_DETAIL, || {
+        let emptied = Out::new(emptied, "emptied")?;
+        let (counts, hash, node) = (try_mut(counts)?, text(content_hash, "content_hash")?, text(node, "node")?);
+        emptied.write(counts.release(hash, node));
         Ok(())
     })
 }
@@ -156,6 +144,11 @@ pub unsafe extern "C" fn mbr_refcounts_release(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (not UTF-8), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call;
+/// `content_hash` is readable; `callback`, if set, is safe to call with `userdata`;
+/// `count` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_refcounts_holders(
     counts: *mut mbr_refcounts,
@@ -164,18 +157,15 @@ pub unsafe extern "C" fn mbr_refcounts_holders(
     userdata: *mut c_void,
     count: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(count, "count")?;
-        // SAFETY: the caller passes initialised counts and a readable string.
-        let (counts, hash) = unsafe { (counts_mut(counts)?, text(content_hash, "content_hash")?) };
+    boundary(NO_DETAIL, || {
+        let count = Out::new(count, "count")?;
+        let (counts, hash) = (try_mut(counts)?, text(content_hash, "content_hash")?);
         let mut n = 0;
         for node in counts.holders(hash) {
             n += 1;
-            // SAFETY: the caller vouches for the callback and its userdata.
-            unsafe { report(callback, userdata, node) };
+            report(callback, userdata, node);
         }
-        // SAFETY: `count` is non-NULL and writable.
-        unsafe { put(count, n) };
+        count.write(n);
         Ok(())
     })
 }
@@ -184,19 +174,20 @@ pub unsafe extern "C" fn mbr_refcounts_holders(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (not UTF-8), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call;
+/// `content_hash` is readable; `forgotten` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_refcounts_forget(
     counts: *mut mbr_refcounts,
     content_hash: mbr_str,
     forgotten: *mut bool,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(forgotten, "forgotten")?;
-        // SAFETY: the caller passes initialised counts and a readable string.
-        let (counts, hash) = unsafe { (counts_mut(counts)?, text(content_hash, "content_hash")?) };
-        let was = counts.forget(hash);
-        // SAFETY: `forgotten` is non-NULL and writable.
-        unsafe { put(forgotten, was) };
+    boundary(NO_DETAIL, || {
+        let forgotten = Out::new(forgotten, "forgotten")?;
+        let (counts, hash) = (try_mut(counts)?, text(content_hash, "content_hash")?);
+        forgotten.write(counts.forget(hash));
         Ok(())
     })
 }

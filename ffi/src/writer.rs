@@ -2,24 +2,21 @@
 //! and trailer for `writev` (no payload copy), and a chunked writer whose state lives
 //! in caller memory and whose bytes go to a caller callback.
 
-use super::digest::mbr_digest;
-use super::identity::{identity_ref, mbr_identity};
-use super::status::mbr_error;
-use super::{boundary, input, non_null, output, put, Slot};
-use crate::error::{Error, ErrorCode};
-use crate::frame::{encode_frame, ChunkedFrameWriter, FrameEncoder, WriteError};
-use crate::identity::PayloadIdentity;
-use crate::sink::ByteSink;
+use crate::boundary::boundary;
+use crate::digest::mbr_digest;
+use crate::identity::mbr_identity;
+use crate::object::{non_null, opaque, read_into, store, take, try_mut, try_ref};
+use crate::out::Out;
+use crate::slice::{input, write_out};
+use crate::status::mbr_error;
 use core::ffi::{c_int, c_void};
-use core::mem::{align_of, size_of, MaybeUninit};
+use core::mem::MaybeUninit;
+use membrane::{encode_frame, ByteSink, ChunkedFrameWriter, Error, FrameEncoder, WriteError};
 
-/// Plan a frame for `*identity` and `payload_len` bytes of payload.
-///
-/// # Safety
-/// As [`identity_ref`].
-unsafe fn plan<'s>(identity: *const mbr_identity, payload_len: u64) -> Result<FrameEncoder<'s, 's>, Error> {
-    // SAFETY: forwarded from the caller.
-    FrameEncoder::new(unsafe { identity_ref(identity)? }, payload_len)
+/// Plan a frame for `*identity` and `payload_len` bytes of payload. Contract as for
+/// `object::try_ref`.
+fn plan<'s>(identity: *const mbr_identity, payload_len: u64) -> Result<FrameEncoder<'s, 's>, Error> {
+    FrameEncoder::new(try_ref(identity)?, payload_len)
 }
 
 /// The length of the frame for `*identity` and a payload of `payload_len` bytes:
@@ -28,6 +25,10 @@ unsafe fn plan<'s>(identity: *const mbr_identity, payload_len: u64) -> Result<Fr
 /// Returns `MBR_OK`, `MBR_IDENTITY_TOO_LARGE` (canonical identity over 64 KiB),
 /// `MBR_INVALID_ARGUMENT` (the length overflows), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` and
+/// `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_frame_encoded_len(
     identity: *const mbr_identity,
@@ -36,9 +37,8 @@ pub unsafe extern "C" fn mbr_frame_encoded_len(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity; `out_len` is non-NULL and writable.
-        unsafe { put(out_len, plan(identity, payload_len)?.frame_len()) };
+        let out_len = Out::new(out_len, "out_len")?;
+        out_len.write(plan(identity, payload_len)?.frame_len());
         Ok(())
     })
 }
@@ -47,6 +47,9 @@ pub unsafe extern "C" fn mbr_frame_encoded_len(
 /// `22 + canonical identity length`. The trailer is always 8 bytes.
 ///
 /// Returns as `mbr_frame_encoded_len`. `error` may be NULL.
+///
+/// # Safety
+/// As `mbr_frame_encoded_len`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_frame_head_len(
     identity: *const mbr_identity,
@@ -55,9 +58,8 @@ pub unsafe extern "C" fn mbr_frame_head_len(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity; `out_len` is non-NULL and writable.
-        unsafe { put(out_len, plan(identity, payload_len)?.head_len()) };
+        let out_len = Out::new(out_len, "out_len")?;
+        out_len.write(plan(identity, payload_len)?.head_len());
         Ok(())
     })
 }
@@ -68,6 +70,9 @@ pub unsafe extern "C" fn mbr_frame_head_len(
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`error->needed` says how much), or as
 /// `mbr_frame_encoded_len`. `error` may be NULL.
+///
+/// # Safety
+/// As `mbr_frame_encoded_len`, and `buf` is NULL or points to `capacity` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_frame_write_head(
     identity: *const mbr_identity,
@@ -77,15 +82,7 @@ pub unsafe extern "C" fn mbr_frame_write_head(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity and `capacity` writable bytes.
-        let (encoder, buf) = unsafe { (plan(identity, payload_len)?, output(buf, capacity, "buf")?) };
-        let written = encoder.write_head(buf)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
-    })
+    write_out(buf, capacity, out_len, error, |buf| plan(identity, payload_len)?.write_head_into(buf))
 }
 
 /// Write a whole frame (head, a copy of the payload, trailer) into `buf` (`capacity`
@@ -93,6 +90,10 @@ pub unsafe extern "C" fn mbr_frame_write_head(
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`error->needed` says how much), or as
 /// `mbr_frame_encoded_len`. `error` may be NULL.
+///
+/// # Safety
+/// As `mbr_frame_write_head`, and `payload` is NULL or points to `payload_len` readable
+/// bytes that do not overlap `buf`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_frame_encode(
     identity: *const mbr_identity,
@@ -103,18 +104,9 @@ pub unsafe extern "C" fn mbr_frame_encode(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity, `payload_len` readable bytes and
-        // `capacity` writable bytes that do not overlap them.
-        let written = unsafe {
-            let identity = identity_ref(identity)?;
-            let payload = input(payload, payload_len, "payload")?;
-            encode_frame(identity, payload, output(buf, capacity, "buf")?)?
-        };
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
+    write_out(buf, capacity, out_len, error, |buf| {
+        let identity = try_ref(identity)?;
+        encode_frame(identity, input(payload, payload_len, "payload")?, buf)
     })
 }
 
@@ -125,7 +117,7 @@ pub unsafe extern "C" fn mbr_frame_encode(
 pub type mbr_write_callback = Option<unsafe extern "C" fn(userdata: *mut c_void, buf: *const u8, len: usize) -> c_int>;
 
 /// The bytes a chunked writer emits go to a C callback.
-struct CallbackSink {
+pub(crate) struct CallbackSink {
     callback: unsafe extern "C" fn(*mut c_void, *const u8, usize) -> c_int,
     userdata: *mut c_void,
 }
@@ -145,7 +137,7 @@ impl ByteSink for CallbackSink {
 fn sink_error(err: WriteError<c_int>) -> Error {
     match err {
         WriteError::Frame(err) => err,
-        WriteError::Sink(_) => Error::new(ErrorCode::Io, "the write callback returned non-zero").in_field("callback"),
+        WriteError::Sink(_) => Error::io("callback", "the write callback returned non-zero"),
     }
 }
 
@@ -163,14 +155,7 @@ pub struct mbr_chunked_writer {
     _opaque: [MaybeUninit<u64>; 32],
 }
 
-type Writer<'s> = ChunkedFrameWriter<'s, 's, CallbackSink>;
-const TAG_WRITER: u64 = 0x6d62_725f_7772_6974; // "mbr_writ"
-
-const _: () = {
-    assert!(size_of::<mbr_chunked_writer>() == MBR_CHUNKED_WRITER_SIZE);
-    assert!(align_of::<mbr_chunked_writer>() == MBR_CHUNKED_WRITER_ALIGN);
-    assert!(Slot::<Writer<'static>>::fits::<mbr_chunked_writer>());
-};
+opaque!(mbr_chunked_writer => ChunkedFrameWriter<'a, 'a, CallbackSink>, b"mbr_writ", "writer", MBR_CHUNKED_WRITER_SIZE, MBR_CHUNKED_WRITER_ALIGN);
 
 /// What a finished chunked writer reports.
 #[repr(C)]
@@ -192,6 +177,12 @@ pub struct mbr_chunked_outcome {
 /// Returns `MBR_OK`, `MBR_IO`, `MBR_IDENTITY_TOO_LARGE`, `MBR_INVALID_ARGUMENT`,
 /// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `*writer` is initialised only on
 /// success. `error` may be NULL.
+///
+/// # Safety
+/// `writer` is NULL or points to writable `mbr_chunked_writer` storage; `identity` is
+/// NULL or points to an `mbr_identity` that stays alive, unchanged and in place until
+/// `mbr_chunked_writer_finish`; `callback` is safe to call with `userdata` until then;
+/// `error` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_chunked_writer_begin(
     writer: *mut mbr_chunked_writer,
@@ -202,13 +193,10 @@ pub unsafe extern "C" fn mbr_chunked_writer_begin(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(writer, "writer")?;
-        let callback = callback.ok_or_else(|| super::null("callback"))?;
-        // SAFETY: the caller passes a valid identity that stays in place until finish.
-        let identity: &PayloadIdentity<'_> = unsafe { identity_ref(identity)? };
-        let started = ChunkedFrameWriter::begin(identity, payload_len, CallbackSink { callback, userdata });
-        // SAFETY: `writer` is non-NULL, aligned, writable storage that fits (asserted).
-        unsafe { Slot::store(writer, TAG_WRITER, started.map_err(sink_error)?) };
+        let writer = Out::new(writer, "writer")?;
+        let callback = callback.ok_or(Error::null_pointer("callback"))?;
+        let sink = CallbackSink { callback, userdata };
+        store(writer, ChunkedFrameWriter::begin(try_ref(identity)?, payload_len, sink).map_err(sink_error)?);
         Ok(())
     })
 }
@@ -218,6 +206,10 @@ pub unsafe extern "C" fn mbr_chunked_writer_begin(
 /// Returns `MBR_OK`, `MBR_LENGTH_MISMATCH` (more than declared: nothing written),
 /// `MBR_IO`, `MBR_INVALID_STATE` (not begun, or finished) or `MBR_NULL_POINTER`.
 /// `error` may be NULL.
+///
+/// # Safety
+/// `writer` is NULL or points to an `mbr_chunked_writer` not in use by another call;
+/// `chunk` is NULL or points to `len` readable bytes; `error` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_chunked_writer_write(
     writer: *mut mbr_chunked_writer,
@@ -225,30 +217,19 @@ pub unsafe extern "C" fn mbr_chunked_writer_write(
     len: usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(writer, "writer")?;
-        // SAFETY: the caller passes a writer begun by mbr_chunked_writer_begin (the tag
-        // refuses others), not in use elsewhere, and `len` readable bytes.
-        let (writer, chunk) =
-            unsafe { (Slot::<Writer<'_>>::live(writer, TAG_WRITER, "writer")?, input(chunk, len, "chunk")?) };
-        writer.write_payload(chunk).map_err(sink_error)
-    })
+    boundary(error, || try_mut(writer)?.write_payload(input(chunk, len, "chunk")?).map_err(sink_error))
 }
 
 /// Payload bytes still expected.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `writer` is NULL or points to an `mbr_chunked_writer` not being written meanwhile;
+/// `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_chunked_writer_remaining(writer: *const mbr_chunked_writer, out: *mut u64) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(writer, "writer")?;
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a begun writer not being mutated elsewhere.
-        let remaining = unsafe { Slot::<Writer<'_>>::shared(writer, TAG_WRITER, "writer")? }.remaining();
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, remaining) };
-        Ok(())
-    })
+    read_into(writer, out, "out", |writer| Ok(writer.remaining()))
 }
 
 /// Write the trailer and report. The writer is finished whatever the result: further
@@ -256,6 +237,10 @@ pub unsafe extern "C" fn mbr_chunked_writer_remaining(writer: *const mbr_chunked
 ///
 /// Returns `MBR_OK`, `MBR_LENGTH_MISMATCH` (less payload than declared: no trailer
 /// written), `MBR_IO`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `writer` is NULL or points to an `mbr_chunked_writer` not in use by another call;
+/// `out` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_chunked_writer_finish(
     writer: *mut mbr_chunked_writer,
@@ -264,17 +249,13 @@ pub unsafe extern "C" fn mbr_chunked_writer_finish(
 ) -> u32 {
     boundary(error, || {
         non_null(writer, "writer")?;
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a begun writer not in use elsewhere.
-        let writer = unsafe { Slot::<Writer<'_>>::take(writer, TAG_WRITER, "writer")? };
-        let (outcome, _sink) = writer.finish().map_err(sink_error)?;
-        let outcome = mbr_chunked_outcome {
+        let out = Out::new(out, "out")?;
+        let (outcome, _sink) = take(writer)?.finish().map_err(sink_error)?;
+        out.write(mbr_chunked_outcome {
             payload_digest: mbr_digest::of(&outcome.payload_digest),
             payload_hash_matches: outcome.payload_hash_matches,
             frame_len: outcome.frame_len,
-        };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, outcome) };
+        });
         Ok(())
     })
 }

@@ -1,8 +1,8 @@
 //! The committed C header `include/membrane_frame.h` is exactly what the pinned
-//! cbindgen (Cargo.toml: `cbindgen = "=0.29.4"`) generates from `src/ffi` with
-//! `cbindgen.toml`. A change to the C ABI that was not regenerated fails here.
+//! cbindgen (ffi/Cargo.toml: `cbindgen = "=0.29.4"`) generates from this crate (`ffi/src`)
+//! with the repository's `cbindgen.toml`. A change to the C ABI that was not regenerated fails here.
 //!
-//! Regenerate: `MEMBRANE_BLESS=1 cargo test --test c_header`.
+//! Regenerate: `MEMBRANE_BLESS=1 cargo test -p membrane-frame-ffi --lib c_header`.
 
 use std::path::Path;
 
@@ -10,7 +10,7 @@ fn generate(root: &Path) -> String {
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml is readable");
     let bindings = cbindgen::Builder::new()
         .with_config(config)
-        .with_src(root.join("src/ffi/mod.rs"))
+        .with_src(root.join("ffi/src/lib.rs"))
         .generate()
         .expect("cbindgen generates the header");
     let mut out = Vec::new();
@@ -32,7 +32,7 @@ fn first_difference(committed: &str, generated: &str) -> String {
             .collect::<String>()
     };
     format!(
-        "first difference at line {} (committed {} lines, generated {} lines)\n--- committed include/membrane_frame.h\n{}+++ generated from src/ffi\n{}",
+        "first difference at line {} (committed {} lines, generated {} lines)\n--- committed include/membrane_frame.h\n{}+++ generated from ffi/src\n{}",
         at + 1,
         old.len(),
         new.len(),
@@ -43,7 +43,7 @@ fn first_difference(committed: &str, generated: &str) -> String {
 
 #[test]
 fn committed_header_matches_cbindgen_output() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("ffi/ lies in the repository");
     let path = root.join("include/membrane_frame.h");
     let generated = generate(root);
     if std::env::var_os("MEMBRANE_BLESS").is_some_and(|v| v == "1") {
@@ -54,8 +54,8 @@ fn committed_header_matches_cbindgen_output() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "include/membrane_frame.h is stale: the C ABI in src/ffi changed without regenerating it.\n\
-         Run `MEMBRANE_BLESS=1 cargo test --test c_header` and commit the header.\n{}",
+        "include/membrane_frame.h is stale: the C ABI in ffi/src changed without regenerating it.\n\
+         Run `MEMBRANE_BLESS=1 cargo test -p membrane-frame-ffi --lib c_header` and commit the header.\n{}",
         first_difference(&committed, &generated)
     );
 }

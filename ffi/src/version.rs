@@ -1,6 +1,6 @@
 //! The library version, and the version of the C ABI the header describes.
 
-use super::guard;
+use crate::boundary::guard;
 use core::ffi::c_char;
 
 /// Version of the C ABI described by this header. The library reports its own with

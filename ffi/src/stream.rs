@@ -1,12 +1,15 @@
 //! Verifying a frame that arrives in chunks (SPEC §1.3), with the verifier's state in
 //! caller memory and the identity kept in a caller buffer.
 
-use super::frame::mbr_read_options;
-use super::identity::mbr_identity;
-use super::status::mbr_error;
-use super::{boundary, input, non_null, output, put, Slot};
-use crate::frame::{StreamStatus, StreamVerifier};
-use core::mem::{align_of, size_of, MaybeUninit};
+use crate::boundary::{boundary, NO_DETAIL};
+use crate::frame::mbr_read_options;
+use crate::identity::mbr_identity;
+use crate::object::{non_null, opaque, read_into, store, take, try_mut};
+use crate::out::Out;
+use crate::slice::{input, output};
+use crate::status::mbr_error;
+use core::mem::MaybeUninit;
+use membrane::{StreamStatus, StreamVerifier};
 
 /// Size in bytes of `mbr_stream_verifier`.
 pub const MBR_STREAM_VERIFIER_SIZE: usize = 512;
@@ -24,13 +27,7 @@ pub struct mbr_stream_verifier {
     _opaque: [MaybeUninit<u64>; 64],
 }
 
-const TAG_VERIFIER: u64 = 0x6d62_725f_7665_7269; // "mbr_veri"
-
-const _: () = {
-    assert!(size_of::<mbr_stream_verifier>() == MBR_STREAM_VERIFIER_SIZE);
-    assert!(align_of::<mbr_stream_verifier>() == MBR_STREAM_VERIFIER_ALIGN);
-    assert!(Slot::<StreamVerifier<'static>>::fits::<mbr_stream_verifier>());
-};
+opaque!(mbr_stream_verifier => StreamVerifier<'a>, b"mbr_veri", "verifier", MBR_STREAM_VERIFIER_SIZE, MBR_STREAM_VERIFIER_ALIGN);
 
 /// Progress after a chunk.
 #[repr(C)]
@@ -80,6 +77,11 @@ pub struct mbr_streamed_frame {
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (unknown level or mode) or
 /// `MBR_NULL_POINTER`. `*verifier` is initialised only on success.
+///
+/// # Safety
+/// `verifier` is NULL or points to writable `mbr_stream_verifier` storage;
+/// `identity_buf` is NULL or points to `identity_capacity` writable bytes, left alone
+/// by the caller while the verifier (and its result) is in use.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_stream_verifier_init(
     verifier: *mut mbr_stream_verifier,
@@ -87,14 +89,10 @@ pub unsafe extern "C" fn mbr_stream_verifier_init(
     identity_buf: *mut u8,
     identity_capacity: usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(verifier, "verifier")?;
-        let (options, mode) = options.to_rust()?;
-        // SAFETY: the caller passes `identity_capacity` writable bytes that it leaves
-        // alone while the verifier (and its result) is in use.
-        let identity_buf = unsafe { output(identity_buf, identity_capacity, "identity_buf")? };
-        // SAFETY: `verifier` is non-NULL, aligned, writable storage that fits (asserted).
-        unsafe { Slot::store(verifier, TAG_VERIFIER, StreamVerifier::new(options, mode, identity_buf)) };
+    boundary(NO_DETAIL, || {
+        let verifier = Out::new(verifier, "verifier")?;
+        let options = options.to_rust()?;
+        store(verifier, StreamVerifier::new(options, output(identity_buf, identity_capacity, "identity_buf")?));
         Ok(())
     })
 }
@@ -106,6 +104,11 @@ pub unsafe extern "C" fn mbr_stream_verifier_init(
 /// code (detail in `*error`), `MBR_BUFFER_TOO_SMALL` (the identity buffer),
 /// `MBR_INVALID_STATE` (not initialised, or finished) or `MBR_NULL_POINTER`. `error`
 /// may be NULL.
+///
+/// # Safety
+/// `verifier` is NULL or points to an `mbr_stream_verifier` not in use by another
+/// call; `chunk` is NULL or points to `len` readable bytes; `out` and `error` are each
+/// NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_stream_verifier_feed(
     verifier: *mut mbr_stream_verifier,
@@ -115,21 +118,15 @@ pub unsafe extern "C" fn mbr_stream_verifier_feed(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(verifier, "verifier")?;
-        non_null(out, "out")?;
-        // SAFETY: the caller passes an initialised verifier (the tag refuses others)
-        // not in use elsewhere, and `len` readable bytes.
-        let (verifier, chunk) = unsafe {
-            (Slot::<StreamVerifier<'_>>::live(verifier, TAG_VERIFIER, "verifier")?, input(chunk, len, "chunk")?)
-        };
+        let (verifier, out) = (try_mut(verifier)?, Out::new(out, "out")?);
+        let chunk = input(chunk, len, "chunk")?;
         let progress = match verifier.feed(chunk)? {
             StreamStatus::NeedMore(need_more) => {
                 mbr_stream_progress { complete: false, need_more, consumed: chunk.len() }
             }
             StreamStatus::Complete { consumed } => mbr_stream_progress { complete: true, need_more: 0, consumed },
         };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, progress) };
+        out.write(progress);
         Ok(())
     })
 }
@@ -137,17 +134,13 @@ pub unsafe extern "C" fn mbr_stream_verifier_feed(
 /// Bytes of the frame received so far.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `verifier` is NULL or points to an `mbr_stream_verifier` not being fed meanwhile;
+/// `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_stream_verifier_received(verifier: *const mbr_stream_verifier, out: *mut u64) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(verifier, "verifier")?;
-        non_null(out, "out")?;
-        // SAFETY: the caller passes an initialised verifier not being mutated elsewhere.
-        let received = unsafe { Slot::<StreamVerifier<'_>>::shared(verifier, TAG_VERIFIER, "verifier")? }.received();
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, received) };
-        Ok(())
-    })
+    read_into(verifier, out, "out", |verifier| Ok(verifier.received()))
 }
 
 /// End of stream: the verdict on the bytes fed. Checks the trailer (and, at the full
@@ -156,6 +149,11 @@ pub unsafe extern "C" fn mbr_stream_verifier_received(verifier: *const mbr_strea
 ///
 /// Returns `MBR_OK` with `*out` filled, a SPEC §8 frame code (detail in `*error`),
 /// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `verifier` is NULL or points to an `mbr_stream_verifier` not in use by another
+/// call; `out` and `error` are each NULL or writable. The result points into the
+/// identity buffer given at init, which must stay alive while it is used.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_stream_verifier_finish(
     verifier: *mut mbr_stream_verifier,
@@ -164,12 +162,10 @@ pub unsafe extern "C" fn mbr_stream_verifier_finish(
 ) -> u32 {
     boundary(error, || {
         non_null(verifier, "verifier")?;
-        non_null(out, "out")?;
-        // SAFETY: the caller passes an initialised verifier not in use elsewhere; the
-        // result borrows the identity buffer, which the caller keeps alive.
-        let verified = unsafe { Slot::<StreamVerifier<'_>>::take(verifier, TAG_VERIFIER, "verifier")? }.finish()?;
+        let out = Out::new(out, "out")?;
+        let verified = take(verifier)?.finish()?;
         let digest = verified.payload_digest();
-        let result = mbr_streamed_frame {
+        out.write(mbr_streamed_frame {
             identity_json: verified.identity_json().map_or(core::ptr::null(), <[u8]>::as_ptr),
             identity_json_len: verified.identity_json().map_or(0, <[u8]>::len),
             payload_len: verified.payload_len(),
@@ -179,22 +175,20 @@ pub unsafe extern "C" fn mbr_stream_verifier_finish(
             has_payload_sha256: digest.is_some(),
             has_identity: verified.identity().is_some(),
             level: verified.level() as u32,
-            identity: verified.identity().cloned().map_or(mbr_identity::EMPTY, mbr_identity::holding),
-        };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, result) };
+            identity: mbr_identity::holding(verified.identity().cloned()),
+        });
         Ok(())
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::frame::{mbr_frame, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL};
-    use super::super::identity::{mbr_identity_fingerprint, mbr_identity_string, MBR_FIELD_MODEL_ID};
-    use super::super::status::{MBR_INVALID_STATE, MBR_OK};
-    use super::super::writer::{mbr_chunked_outcome, mbr_chunked_writer, mbr_chunked_writer_begin};
-    use super::super::writer::{mbr_chunked_writer_finish, mbr_chunked_writer_write};
     use super::*;
+    use crate::frame::{mbr_frame, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL};
+    use crate::identity::{mbr_identity_fingerprint, mbr_identity_string, MBR_FIELD_MODEL_ID};
+    use crate::status::{MBR_INVALID_STATE, MBR_OK};
+    use crate::writer::{mbr_chunked_outcome, mbr_chunked_writer, mbr_chunked_writer_begin};
+    use crate::writer::{mbr_chunked_writer_finish, mbr_chunked_writer_write};
     use core::ffi::{c_int, c_void};
     use core::mem::MaybeUninit;
 
@@ -208,7 +202,7 @@ mod tests {
     /// chunked writer, a stream verifier (what Miri checks for soundness).
     #[test]
     fn storage_round_trips_through_the_c_abi() {
-        let bytes = crate::example_frame();
+        let bytes = membrane::example_frame();
         let mut options = mbr_read_options_default();
         options.level = MBR_LEVEL_FULL;
         let mut frame = MaybeUninit::<mbr_frame>::uninit();
@@ -272,7 +266,7 @@ mod tests {
             let verdict = verdict.assume_init();
             let mut fingerprint = MaybeUninit::uninit();
             assert_eq!(mbr_identity_fingerprint(&verdict.identity, fingerprint.as_mut_ptr()), MBR_OK);
-            let parsed = crate::Frame::parse(&bytes).unwrap();
+            let parsed = membrane::Frame::parse(&bytes).unwrap();
             assert_eq!(fingerprint.assume_init().sha256, *parsed.identity().unwrap().fingerprint().as_bytes());
         }
     }

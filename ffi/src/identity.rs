@@ -2,16 +2,20 @@
 //! caller storage (`mbr_identity`), read field by field, fingerprinted, written in its
 //! canonical form.
 
-use super::digest::mbr_digest;
-use super::status::c_name;
-use super::{boundary, guard, input, invalid, non_null, output, put, Slot};
-use crate::error::Error;
-#[cfg(test)]
-use crate::identity::FIELD_NAMES;
-use crate::identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity, MAX_SHAPE_DIMS};
-use crate::json::JsonStr;
+use crate::boundary::{boundary, guard, NO_DETAIL};
+use crate::digest::mbr_digest;
+use crate::object::{self, opaque, read_into, store, try_ref};
+use crate::out::Out;
+use crate::slice::{copy_decoded, input, name_table, output, text, value_of, write_out, NameTable, NAME_WIDTH};
 use core::ffi::c_char;
-use core::mem::{align_of, size_of, MaybeUninit};
+use core::mem::MaybeUninit;
+#[cfg(test)]
+use membrane::identity::FIELD_NAMES;
+use membrane::identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity, MAX_SHAPE_DIMS};
+use membrane::json::JsonStr;
+use membrane::Error;
+
+pub use crate::slice::mbr_str;
 
 /// Size in bytes of `mbr_identity`.
 pub const MBR_IDENTITY_SIZE: usize = 512;
@@ -33,37 +37,20 @@ pub struct mbr_identity {
     _opaque: [MaybeUninit<u64>; 64],
 }
 
-const TAG_IDENTITY: u64 = 0x6d62_725f_6964_656e; // "mbr_iden"
+opaque!(mbr_identity => PayloadIdentity<'a>, b"mbr_iden", "identity", MBR_IDENTITY_SIZE, MBR_IDENTITY_ALIGN);
 
-const _: () = {
-    assert!(size_of::<mbr_identity>() == MBR_IDENTITY_SIZE);
-    assert!(align_of::<mbr_identity>() == MBR_IDENTITY_ALIGN);
-    assert!(Slot::<PayloadIdentity<'static>>::fits::<mbr_identity>());
-    assert!(MBR_MAX_SHAPE_DIMS == MAX_SHAPE_DIMS);
-};
+const _: () = assert!(MBR_MAX_SHAPE_DIMS == MAX_SHAPE_DIMS);
 
 impl mbr_identity {
-    /// Storage that holds no identity (`has_identity == false` in views).
-    pub(crate) const EMPTY: mbr_identity = mbr_identity { _opaque: [MaybeUninit::new(0); 64] };
-
-    /// Storage holding `identity`.
-    pub(crate) fn holding(identity: PayloadIdentity<'_>) -> mbr_identity {
-        let mut storage = mbr_identity::EMPTY;
-        // SAFETY: `storage` is a live, aligned mbr_identity, which fits the slot (asserted above).
-        unsafe { Slot::store(&mut storage, TAG_IDENTITY, identity) };
-        storage
+    /// Storage holding `identity`, or no identity (`has_identity == false` in views;
+    /// the identity functions refuse it with `MBR_INVALID_STATE`).
+    pub(crate) fn holding(identity: Option<PayloadIdentity<'_>>) -> mbr_identity {
+        let empty = mbr_identity { _opaque: [MaybeUninit::new(0); 64] };
+        match identity {
+            Some(identity) => object::holding(empty, identity),
+            None => empty,
+        }
     }
-}
-
-/// The identity in caller storage.
-///
-/// # Safety
-/// `ptr`, if non-NULL, points to an `mbr_identity`; if it holds an identity, what that
-/// identity borrows is alive and unchanged for `'s`.
-pub(crate) unsafe fn identity_ref<'s>(ptr: *const mbr_identity) -> Result<&'s PayloadIdentity<'s>, Error> {
-    non_null(ptr, "identity")?;
-    // SAFETY: forwarded from the caller; identities are never mutated in place.
-    unsafe { Slot::<PayloadIdentity<'s>>::shared(ptr, TAG_IDENTITY, "identity") }
 }
 
 /// `payload_hash` (a string).
@@ -128,16 +115,8 @@ const _: () = {
 };
 
 /// Dtype names (from [`Dtype::name`]), NUL-terminated.
-#[allow(clippy::indexing_slicing)]
-static DTYPE_NAMES: [[u8; 32]; Dtype::ALL.len()] = {
-    let mut table = [[0u8; 32]; Dtype::ALL.len()];
-    let mut i = 0;
-    while i < table.len() {
-        table[i] = c_name(Dtype::ALL[i].name());
-        i += 1;
-    }
-    table
-};
+#[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
+static DTYPE_NAMES: NameTable<{ Dtype::ALL.len() }, NAME_WIDTH> = name_table!(Dtype::ALL, name, NAME_WIDTH);
 
 fn dtype_of(number: u32) -> Option<Dtype> {
     Dtype::ALL.get(usize::try_from(number).ok()?).copied()
@@ -145,7 +124,7 @@ fn dtype_of(number: u32) -> Option<Dtype> {
 
 /// The dtype with this `MBR_DTYPE_*` number, or `invalid_argument`.
 fn dtype_arg(number: u32) -> Result<Dtype, Error> {
-    dtype_of(number).ok_or_else(|| invalid("dtype", "not an MBR_DTYPE_* number"))
+    dtype_of(number).ok_or(Error::invalid_argument("dtype", "not an MBR_DTYPE_* number"))
 }
 
 fn dtype_number(dtype: Dtype) -> u32 {
@@ -160,16 +139,6 @@ pub struct mbr_range {
     pub start: i64,
     /// Last index, inclusive.
     pub end: i64,
-}
-
-/// UTF-8 text given by pointer and length (no NUL needed; `{NULL, 0}` is `""`).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct mbr_str {
-    /// The bytes.
-    pub ptr: *const c_char,
-    /// Their number.
-    pub len: usize,
 }
 
 /// The ten fields of an identity as C values, for `mbr_identity_build`.
@@ -200,14 +169,6 @@ pub struct mbr_identity_values {
     pub shape_len: usize,
 }
 
-/// # Safety
-/// A non-NULL `value.ptr` points to `value.len` readable bytes alive for `'a`.
-pub(crate) unsafe fn text<'a>(value: mbr_str, field: &'static str) -> Result<&'a str, Error> {
-    // SAFETY: forwarded from the caller.
-    let bytes = unsafe { input(value.ptr.cast(), value.len, field)? };
-    core::str::from_utf8(bytes).map_err(|_| invalid(field, "string is not UTF-8"))
-}
-
 fn range(value: mbr_range) -> InclusiveRange {
     InclusiveRange::new(value.start, value.end)
 }
@@ -224,7 +185,12 @@ fn string_field<'a>(identity: &PayloadIdentity<'a>, field: u32) -> Result<JsonSt
         MBR_FIELD_TOKENIZER_NAME => identity.tokenizer_name(),
         MBR_FIELD_TOKENIZER_REVISION => identity.tokenizer_revision(),
         MBR_FIELD_DTYPE => JsonStr::from_plain(identity.dtype().name()),
-        _ => return Err(invalid("field", "not a string field (MBR_FIELD_PAYLOAD_HASH..TOKENIZER_REVISION, DTYPE)")),
+        _ => {
+            return Err(Error::invalid_argument(
+                "field",
+                "not a string field (MBR_FIELD_PAYLOAD_HASH..TOKENIZER_REVISION, DTYPE)",
+            ))
+        }
     })
 }
 
@@ -233,20 +199,20 @@ fn string_field<'a>(identity: &PayloadIdentity<'a>, field: u32) -> Result<JsonSt
 ///
 /// Returns `MBR_OK`, `MBR_IDENTITY_JSON`, `MBR_IDENTITY_FIELD` (offsets into the text
 /// in `*error`), or a usage code. `error` may be NULL.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
+/// the identity is used; `out` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_parse(
     json: *const u8,
     len: usize,
     out: *mut mbr_identity,
-    error: *mut super::status::mbr_error,
+    error: *mut crate::status::mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes that outlive the identity.
-        let json = unsafe { input(json, len, "json")? };
-        let identity = PayloadIdentity::parse(json)?;
-        // SAFETY: `out` is non-NULL and points to writable mbr_identity storage.
-        unsafe { put(out, mbr_identity::holding(identity)) };
+        let out = Out::new(out, "out")?;
+        store(out, PayloadIdentity::parse(input(json, len, "json")?)?);
         Ok(())
     })
 }
@@ -256,42 +222,36 @@ pub unsafe extern "C" fn mbr_identity_parse(
 ///
 /// Returns `MBR_OK`, `MBR_IDENTITY_FIELD`, `MBR_INVALID_ARGUMENT` (a string that is not
 /// UTF-8, an unknown dtype), or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `values` is NULL or points to a readable `mbr_identity_values` whose strings are
+/// readable and stay alive and unchanged while the identity is used, and whose `shape`
+/// is NULL (with `shape_len` 0) or points to `shape_len` readable integers; `out` and
+/// `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_build(
     values: *const mbr_identity_values,
     out: *mut mbr_identity,
-    error: *mut super::status::mbr_error,
+    error: *mut crate::status::mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(values, "values")?;
-        non_null(out, "out")?;
-        // SAFETY: non-NULL; the caller passes a readable mbr_identity_values.
-        let values = unsafe { *values };
-        // SAFETY: the caller passes readable strings that outlive the identity and
-        // `shape_len` readable, aligned integers at `shape`.
-        let identity = unsafe {
-            let shape: &[i64] = if values.shape.is_null() && values.shape_len == 0 {
-                &[]
-            } else {
-                non_null(values.shape, "shape")?;
-                core::slice::from_raw_parts(values.shape, values.shape_len)
-            };
-            IdentityValues {
-                payload_hash: text(values.payload_hash, "payload_hash")?,
-                model_id: text(values.model_id, "model_id")?,
-                model_revision: text(values.model_revision, "model_revision")?,
-                tokenizer_name: text(values.tokenizer_name, "tokenizer_name")?,
-                tokenizer_revision: text(values.tokenizer_revision, "tokenizer_revision")?,
-                layer_range: range(values.layer_range),
-                head_range: range(values.head_range),
-                token_span: range(values.token_span),
-                dtype: dtype_arg(values.dtype)?,
-                shape,
-            }
-            .build()?
-        };
-        // SAFETY: `out` is non-NULL and points to writable mbr_identity storage.
-        unsafe { put(out, mbr_identity::holding(identity)) };
+        let values = value_of(values, "values")?;
+        let out = Out::new(out, "out")?;
+        let shape = input(values.shape, values.shape_len, "shape")?;
+        let identity = IdentityValues {
+            payload_hash: text(values.payload_hash, "payload_hash")?,
+            model_id: text(values.model_id, "model_id")?,
+            model_revision: text(values.model_revision, "model_revision")?,
+            tokenizer_name: text(values.tokenizer_name, "tokenizer_name")?,
+            tokenizer_revision: text(values.tokenizer_revision, "tokenizer_revision")?,
+            layer_range: range(values.layer_range),
+            head_range: range(values.head_range),
+            token_span: range(values.token_span),
+            dtype: dtype_arg(values.dtype)?,
+            shape,
+        }
+        .build()?;
+        store(out, identity);
         Ok(())
     })
 }
@@ -302,24 +262,26 @@ pub unsafe extern "C" fn mbr_identity_build(
 ///
 /// Returns `MBR_OK`, `MBR_IDENTITY_FIELD` (an empty hash), `MBR_INVALID_ARGUMENT` (not
 /// UTF-8), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `hash` is NULL
+/// or points to `hash_len` readable bytes that outlive the result; `out` (which may be
+/// `identity`) and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_with_payload_hash(
     identity: *const mbr_identity,
     hash: *const c_char,
     hash_len: usize,
     out: *mut mbr_identity,
-    error: *mut super::status::mbr_error,
+    error: *mut crate::status::mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid identity and `hash_len` readable bytes
-        // that outlive the result.
-        let (identity, hash) =
-            unsafe { (identity_ref(identity)?, text(mbr_str { ptr: hash, len: hash_len }, "hash")?) };
+        let out = Out::new(out, "out")?;
+        let identity = try_ref(identity)?;
+        let hash = text(mbr_str { ptr: hash, len: hash_len }, "hash")?;
+        // Cloned before `out` is written: `out` may be the same storage.
         let changed = identity.clone().with_payload_hash(hash)?;
-        // SAFETY: `out` is non-NULL and points to writable storage; `identity` is no
-        // longer used (it was cloned), so `out` may alias it.
-        unsafe { put(out, mbr_identity::holding(changed)) };
+        store(out, changed);
         Ok(())
     })
 }
@@ -329,20 +291,17 @@ pub unsafe extern "C" fn mbr_identity_with_payload_hash(
 /// `MBR_FIELD_DTYPE` (its name).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` is
+/// NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_string_len(
     identity: *const mbr_identity,
     field: u32,
     out_len: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity.
-        let value = string_field(unsafe { identity_ref(identity)? }, field)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, value.decoded_len()) };
-        Ok(())
-    })
+    read_into(identity, out_len, "out_len", |identity| Ok(string_field(identity, field)?.decoded_len()))
 }
 
 /// Copy a string field's decoded (unescaped) UTF-8 value and a NUL into `buf`
@@ -352,6 +311,10 @@ pub unsafe extern "C" fn mbr_identity_string_len(
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (when `capacity` < length + 1; see
 /// `mbr_identity_string_len`), `MBR_INVALID_ARGUMENT`, `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `buf` is NULL
+/// or points to `capacity` writable bytes; `out_len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_string(
     identity: *const mbr_identity,
@@ -360,69 +323,57 @@ pub unsafe extern "C" fn mbr_identity_string(
     capacity: usize,
     out_len: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity and `capacity` writable bytes.
-        let (value, buf) =
-            unsafe { (string_field(identity_ref(identity)?, field)?, output(buf.cast(), capacity, "buf")?) };
-        let written = copy_decoded(&value, buf)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
+    read_into(identity, out_len, "out_len", |identity| {
+        let value = string_field(identity, field)?;
+        copy_decoded(&value, output(buf.cast(), capacity, "buf")?)
     })
-}
-
-/// Copy the decoded value of `value` and a NUL into `buf`; returns the length without
-/// the NUL, or `buffer_too_small` (length + 1) with `buf` untouched.
-pub(crate) fn copy_decoded(value: &JsonStr<'_>, buf: &mut [u8]) -> Result<usize, Error> {
-    let needed = value.decoded_len() + 1;
-    let (text, nul) = match buf.get_mut(..needed) {
-        Some(target) => target.split_at_mut(needed - 1),
-        None => return Err(Error::buffer_too_small(needed as u64).in_field("buf")),
-    };
-    let written = value.unescape_into(text).map_err(|n| Error::buffer_too_small(n as u64 + 1))?.len();
-    nul.fill(0);
-    Ok(written)
 }
 
 /// A range field (`MBR_FIELD_LAYER_RANGE`, `MBR_FIELD_HEAD_RANGE`, `MBR_FIELD_TOKEN_SPAN`).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_range(identity: *const mbr_identity, field: u32, out: *mut mbr_range) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid identity.
-        let identity = unsafe { identity_ref(identity)? };
+    read_into(identity, out, "out", |identity| {
         let value = match field {
             MBR_FIELD_LAYER_RANGE => identity.layer_range(),
             MBR_FIELD_HEAD_RANGE => identity.head_range(),
             MBR_FIELD_TOKEN_SPAN => identity.token_span(),
-            _ => return Err(invalid("field", "not a range field (MBR_FIELD_LAYER_RANGE, HEAD_RANGE, TOKEN_SPAN)")),
+            _ => {
+                return Err(Error::invalid_argument(
+                    "field",
+                    "not a range field (MBR_FIELD_LAYER_RANGE, HEAD_RANGE, TOKEN_SPAN)",
+                ))
+            }
         };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, c_range(value)) };
-        Ok(())
+        Ok(c_range(value))
     })
 }
 
 /// The `dtype` as an `MBR_DTYPE_*` number.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_dtype(identity: *const mbr_identity, out: *mut u32) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid identity; `out` is non-NULL and writable.
-        unsafe { put(out, dtype_number(identity_ref(identity)?.dtype())) };
-        Ok(())
-    })
+    read_into(identity, out, "out", |identity| Ok(dtype_number(identity.dtype())))
 }
 
 /// Copy the `shape` into `dims` (room for `capacity` integers; `MBR_MAX_SHAPE_DIMS`
 /// always suffices); `*out_len` gets the number of dimensions.
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `dims` is NULL
+/// or points to `capacity` writable integers; `out_len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_shape(
     identity: *const mbr_identity,
@@ -430,23 +381,12 @@ pub unsafe extern "C" fn mbr_identity_shape(
     capacity: usize,
     out_len: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity.
-        let shape = unsafe { identity_ref(identity)? }.shape();
-        if dims.is_null() && capacity > 0 {
-            return Err(super::null("dims"));
-        }
-        if capacity < shape.len() {
-            return Err(Error::buffer_too_small(shape.len() as u64).in_field("dims"));
-        }
-        // SAFETY: `dims` is non-NULL here (capacity >= shape.len() >= 1) and the caller
-        // passes `capacity` writable, aligned integers.
-        unsafe {
-            core::slice::from_raw_parts_mut(dims, shape.len()).copy_from_slice(shape);
-            put(out_len, shape.len());
-        }
-        Ok(())
+    read_into(identity, out_len, "out_len", |identity| {
+        let shape = identity.shape();
+        let dims = output(dims, capacity, "dims")?;
+        let too_small = Error::buffer_too_small(shape.len() as u64).in_field("dims");
+        dims.get_mut(..shape.len()).ok_or(too_small)?.copy_from_slice(shape);
+        Ok(shape.len())
     })
 }
 
@@ -455,17 +395,16 @@ pub unsafe extern "C" fn mbr_identity_shape(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a negative dimension, or more than
 /// 2^64-1 bytes), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_tensor_bytes(identity: *const mbr_identity, out: *mut u64) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid identity.
-        let bytes = unsafe { identity_ref(identity)? }
+    read_into(identity, out, "out", |identity| {
+        identity
             .tensor_bytes()
-            .ok_or_else(|| invalid("identity", "shape has a negative dimension or its size overflows"))?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, bytes) };
-        Ok(())
+            .ok_or(Error::invalid_argument("identity", "shape has a negative dimension or its size overflows"))
     })
 }
 
@@ -473,43 +412,42 @@ pub unsafe extern "C" fn mbr_identity_tensor_bytes(identity: *const mbr_identity
 /// (SPEC §2.3); built identities are canonical.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_is_canonical(identity: *const mbr_identity, out: *mut bool) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid identity; `out` is non-NULL and writable.
-        unsafe { put(out, identity_ref(identity)?.is_canonical()) };
-        Ok(())
-    })
+    read_into(identity, out, "out", |identity| Ok(identity.is_canonical()))
 }
 
 /// The fingerprint (SPEC §2.4): SHA-256 of the canonical serialisation (`hex` is the
 /// usual 64-digit form).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_fingerprint(identity: *const mbr_identity, out: *mut mbr_digest) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid identity; `out` is non-NULL and writable.
-        unsafe { put(out, mbr_digest::of(&identity_ref(identity)?.fingerprint())) };
-        Ok(())
-    })
+    read_into(identity, out, "out", |identity| Ok(mbr_digest::of(&identity.fingerprint())))
 }
 
 /// Fingerprint of an identity JSON text: 64 lower-case hex digits and a NUL into `out`
 /// (at least 65 bytes).
 ///
 /// Returns `MBR_OK`, `MBR_IDENTITY_JSON`, `MBR_IDENTITY_FIELD` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes; `out` is NULL or points to 65
+/// writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_fingerprint_hex(json: *const u8, len: usize, out: *mut c_char) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes.
-        let json = unsafe { input(json, len, "json")? };
-        let digest = mbr_digest::of(&PayloadIdentity::parse(json)?.fingerprint());
-        // SAFETY: `out` is non-NULL and the caller passes 65 writable bytes.
-        unsafe { core::ptr::copy_nonoverlapping(digest.hex.as_ptr(), out, digest.hex.len()) };
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out.cast::<[c_char; 65]>(), "out")?;
+        let digest = mbr_digest::of(&PayloadIdentity::parse(input(json, len, "json")?)?.fingerprint());
+        out.write(digest.hex);
         Ok(())
     })
 }
@@ -517,14 +455,13 @@ pub unsafe extern "C" fn mbr_identity_fingerprint_hex(json: *const u8, len: usiz
 /// Length in bytes of the canonical serialisation (SPEC §2.3).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` is
+/// NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_canonical_len(identity: *const mbr_identity, out_len: *mut usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity; `out_len` is non-NULL and writable.
-        unsafe { put(out_len, identity_ref(identity)?.canonical_len()) };
-        Ok(())
-    })
+    read_into(identity, out_len, "out_len", |identity| Ok(identity.canonical_len()))
 }
 
 /// Write the canonical serialisation (compact, sorted keys, ASCII; no NUL) into `buf`
@@ -532,45 +469,40 @@ pub unsafe extern "C" fn mbr_identity_canonical_len(identity: *const mbr_identit
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`error->needed` says how much), or a usage
 /// code. `error` may be NULL.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `buf` is NULL
+/// or points to `capacity` writable bytes; `out_len` and `error` are each NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_write_canonical(
     identity: *const mbr_identity,
     buf: *mut u8,
     capacity: usize,
     out_len: *mut usize,
-    error: *mut super::status::mbr_error,
+    error: *mut crate::status::mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid identity and `capacity` writable bytes.
-        let (identity, buf) = unsafe { (identity_ref(identity)?, output(buf, capacity, "buf")?) };
-        let written = identity.write_canonical_into(buf)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
-    })
+    write_out(buf, capacity, out_len, error, |buf| try_ref(identity)?.write_canonical_into(buf))
 }
 
 /// The name of a dtype number (`"float16"`, ..., `"nf4"`), or `"unknown"`. Never NULL;
 /// the string is static.
 #[no_mangle]
 pub extern "C" fn mbr_dtype_name(dtype: u32) -> *const c_char {
-    guard(c"unknown".as_ptr(), || {
-        let name = usize::try_from(dtype).ok().and_then(|index| DTYPE_NAMES.get(index));
-        name.map_or(c"unknown".as_ptr(), |name| name.as_ptr().cast())
-    })
+    guard(c"unknown".as_ptr(), || DTYPE_NAMES.get(usize::try_from(dtype).unwrap_or(usize::MAX), c"unknown"))
 }
 
 /// Bits per element of a dtype number.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_dtype_bits(dtype: u32, out: *mut u32) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        let dtype = dtype_arg(dtype)?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, dtype.bits()) };
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out, "out")?;
+        out.write(dtype_arg(dtype)?.bits());
         Ok(())
     })
 }
@@ -578,15 +510,16 @@ pub unsafe extern "C" fn mbr_dtype_bits(dtype: u32, out: *mut u32) -> u32 {
 /// The dtype number of a name (exact, case-sensitive: `"float16"`, ...).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (no such dtype) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `name` is NULL or points to `len` readable bytes; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_dtype_from_name(name: *const c_char, len: usize, out: *mut u32) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes.
-        let name = unsafe { text(mbr_str { ptr: name, len }, "name")? };
-        let dtype = Dtype::from_name(name).ok_or_else(|| invalid("name", "not a dtype name"))?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, dtype_number(dtype)) };
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out, "out")?;
+        let name = text(mbr_str { ptr: name, len }, "name")?;
+        let dtype = Dtype::from_name(name).ok_or(Error::invalid_argument("name", "not a dtype name"))?;
+        out.write(dtype_number(dtype));
         Ok(())
     })
 }

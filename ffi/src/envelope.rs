@@ -3,16 +3,20 @@
 //! values, written in the `to_bytes` form (§3.2); and the model-compatibility hash
 //! `fingerprint_compat` (§3.3), from explicit values or from an identity.
 
-use super::identity::{copy_decoded, identity_ref, mbr_identity, mbr_str, text};
-use super::status::{c_name, mbr_error};
-use super::{boundary, guard, input, invalid, non_null, output, put, Slot};
-use crate::digest::Sha256Digest;
-use crate::envelope::{rules, CompatInputs, Consistency, FragmentMessage};
-use crate::error::{Error, ErrorCode};
-use crate::hlc::Hlc;
-use crate::json::JsonStr;
+use crate::boundary::{boundary, guard, NO_DETAIL};
+use crate::identity::mbr_identity;
+use crate::object::{opaque, read_into, store, try_ref};
+use crate::out::Out;
+use crate::slice::{
+    copy_decoded, hex65, in_buffer, input, mbr_str, name_table, output, report_written, text, value_of, write_out,
+    NameTable, NAME_WIDTH,
+};
+use crate::status::mbr_error;
 use core::ffi::c_char;
-use core::mem::{align_of, size_of, MaybeUninit};
+use core::mem::MaybeUninit;
+use membrane::hlc::Hlc;
+use membrane::json::JsonStr;
+use membrane::{CompatInputs, Consistency, Error, FragmentMessage};
 
 /// Size in bytes of `mbr_envelope`.
 pub const MBR_ENVELOPE_SIZE: usize = 768;
@@ -32,33 +36,7 @@ pub struct mbr_envelope {
     _opaque: [MaybeUninit<u64>; 96],
 }
 
-const TAG_ENVELOPE: u64 = 0x6d62_725f_656e_766c; // "mbr_envl"
-
-const _: () = {
-    assert!(size_of::<mbr_envelope>() == MBR_ENVELOPE_SIZE);
-    assert!(align_of::<mbr_envelope>() == MBR_ENVELOPE_ALIGN);
-    assert!(Slot::<FragmentMessage<'static>>::fits::<mbr_envelope>());
-};
-
-/// Store `message` in the caller's envelope storage.
-///
-/// # Safety
-/// `out` must be non-NULL, aligned and writable for an `mbr_envelope`.
-unsafe fn store(out: *mut mbr_envelope, message: FragmentMessage<'_>) {
-    // SAFETY: the caller guarantees writable, aligned storage, which fits (asserted above).
-    unsafe { Slot::store(out, TAG_ENVELOPE, message) }
-}
-
-/// The envelope in caller storage.
-///
-/// # Safety
-/// `ptr`, if non-NULL, points to an `mbr_envelope`; if it holds an envelope, what that
-/// envelope borrows is alive and unchanged for `'s`.
-unsafe fn envelope_ref<'s>(ptr: *const mbr_envelope) -> Result<&'s FragmentMessage<'s>, Error> {
-    non_null(ptr, "envelope")?;
-    // SAFETY: forwarded from the caller; envelopes are never mutated in place.
-    unsafe { Slot::<FragmentMessage<'s>>::shared(ptr, TAG_ENVELOPE, "envelope") }
-}
+opaque!(mbr_envelope => FragmentMessage<'a>, b"mbr_envl", "envelope", MBR_ENVELOPE_SIZE, MBR_ENVELOPE_ALIGN);
 
 /// `consistency` `"strong"` (what migration fills in).
 pub const MBR_CONSISTENCY_STRONG: u32 = 0;
@@ -80,16 +58,9 @@ const _: () = {
 };
 
 /// Consistency names (from [`Consistency::name`]), NUL-terminated.
-#[allow(clippy::indexing_slicing)]
-static CONSISTENCY_NAMES: [[u8; 32]; Consistency::ALL.len()] = {
-    let mut table = [[0u8; 32]; Consistency::ALL.len()];
-    let mut i = 0;
-    while i < table.len() {
-        table[i] = c_name(Consistency::ALL[i].name());
-        i += 1;
-    }
-    table
-};
+#[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
+static CONSISTENCY_NAMES: NameTable<{ Consistency::ALL.len() }, NAME_WIDTH> =
+    name_table!(Consistency::ALL, name, NAME_WIDTH);
 
 fn consistency_number(consistency: Consistency) -> u32 {
     Consistency::ALL.iter().position(|&c| c == consistency).map_or(u32::MAX, |i| i as u32)
@@ -100,7 +71,7 @@ fn consistency_arg(number: u32) -> Result<Consistency, Error> {
     usize::try_from(number)
         .ok()
         .and_then(|index| Consistency::ALL.get(index).copied())
-        .ok_or_else(|| invalid("consistency", "not an MBR_CONSISTENCY_* number"))
+        .ok_or(Error::invalid_argument("consistency", "not an MBR_CONSISTENCY_* number"))
 }
 
 /// `tenant_id` (a string), for `mbr_envelope_string`. The field numbers are the
@@ -116,7 +87,7 @@ pub const MBR_ENVELOPE_FIELD_FINGERPRINT_COMPAT: u32 = 10;
 #[allow(clippy::indexing_slicing)]
 const _: () = {
     const fn named(number: u32, name: &str) -> bool {
-        let field = crate::envelope::FIELD_NAMES[number as usize].as_bytes();
+        let field = membrane::envelope::FIELD_NAMES[number as usize].as_bytes();
         let name = name.as_bytes();
         if field.len() != name.len() {
             return false;
@@ -150,30 +121,11 @@ fn with_string_field<T>(
             let hex = message.fingerprint_compat().map(|digest| digest.to_hex());
             use_value(JsonStr::from_plain(hex.as_ref().map_or("", |hex| hex.as_str())))
         }
-        _ => Err(invalid(
+        _ => Err(Error::invalid_argument(
             "field",
             "not an envelope string field (MBR_ENVELOPE_FIELD_TENANT_ID, PAYLOAD_REF, CONSISTENCY, FINGERPRINT_COMPAT)",
         )),
     }
-}
-
-/// 64 lower-case hex digits and a NUL.
-fn hex65(digest: &Sha256Digest) -> [c_char; 65] {
-    let mut hex = [0 as c_char; 65];
-    for (slot, &digit) in hex.iter_mut().zip(digest.to_hex().as_bytes()) {
-        *slot = digit as c_char;
-    }
-    hex
-}
-
-/// Write the `to_bytes` text of `message` into `out` if it fits; else the length
-/// needed, with `out` untouched.
-fn write_whole(message: &FragmentMessage<'_>, out: &mut [u8]) -> Result<Result<usize, usize>, Error> {
-    let needed = message.encoded_len();
-    if out.len() < needed {
-        return Ok(Err(needed));
-    }
-    Ok(Ok(message.write_into(out)?))
 }
 
 /// Validate one envelope JSON text (SPEC §3.1, strict JSON §4); returns the SPEC §8
@@ -184,13 +136,12 @@ fn write_whole(message: &FragmentMessage<'_>, out: &mut [u8]) -> Result<Result<u
 ///
 /// `(NULL, 0)` is an empty text (`MBR_ENVELOPE_JSON`); `(NULL, n > 0)` is
 /// `MBR_NULL_POINTER`. For the offset and field of a problem, use `mbr_envelope_parse`.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_check(json: *const u8, len: usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        // SAFETY: the caller passes `len` readable bytes.
-        let json = unsafe { input(json, len, "json")? };
-        FragmentMessage::parse(json).map(|_| ())
-    })
+    boundary(NO_DETAIL, || FragmentMessage::parse(input(json, len, "json")?).map(|_| ()))
 }
 
 /// Parse an envelope JSON text, then write it in the SPEC §3.2 (`to_bytes`) form into
@@ -204,6 +155,10 @@ pub unsafe extern "C" fn mbr_envelope_check(json: *const u8, len: usize) -> u32 
 /// to carry `needed` — `*written` gets the length needed. So
 /// `mbr_envelope_canonicalize(json, len, NULL, 0, &n)` asks for the length. On any
 /// other failure `*written` and `out` are untouched.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes; `out` is NULL or points to `cap`
+/// writable bytes that do not overlap them; `written` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_canonicalize(
     json: *const u8,
@@ -212,19 +167,11 @@ pub unsafe extern "C" fn mbr_envelope_canonicalize(
     cap: usize,
     written: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(written, "written")?;
-        // SAFETY: the caller passes `len` readable bytes and `cap` writable bytes that
-        // do not overlap them.
-        let (json, out) = unsafe { (input(json, len, "json")?, output(out, cap, "out")?) };
+    boundary(NO_DETAIL, || {
+        let written = Out::new(written, "written")?;
+        let (json, out) = (input(json, len, "json")?, output(out, cap, "out")?);
         let message = FragmentMessage::parse(json)?;
-        let (length, result) = match write_whole(&message, out)? {
-            Ok(length) => (length, Ok(())),
-            Err(needed) => (needed, Err(Error::buffer_too_small(needed as u64).in_field("out"))),
-        };
-        // SAFETY: `written` is non-NULL and writable.
-        unsafe { put(written, length) };
-        result
+        report_written(written, message.write_into(out).map_err(|err| in_buffer(err, "out")))
     })
 }
 
@@ -233,6 +180,10 @@ pub unsafe extern "C" fn mbr_envelope_canonicalize(
 ///
 /// Returns `MBR_OK`, a code of `mbr_envelope_check` (with the byte offset into the
 /// text and the field in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
+/// the envelope is used; `out` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_parse(
     json: *const u8,
@@ -241,12 +192,8 @@ pub unsafe extern "C" fn mbr_envelope_parse(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes that outlive the envelope.
-        let json = unsafe { input(json, len, "json")? };
-        let message = FragmentMessage::parse(json)?;
-        // SAFETY: `out` is non-NULL and points to writable mbr_envelope storage.
-        unsafe { store(out, message) };
+        let out = Out::new(out, "out")?;
+        store(out, FragmentMessage::parse(input(json, len, "json")?)?);
         Ok(())
     })
 }
@@ -292,6 +239,11 @@ pub struct mbr_envelope_values {
 /// `error->field`), `MBR_INVALID_ARGUMENT` (a string that is not UTF-8, an unknown
 /// consistency), `MBR_INVALID_STATE` (an uninitialised identity) or
 /// `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `values` is NULL or points to a readable `mbr_envelope_values` whose strings and
+/// identity (and what it borrows) stay alive and unchanged while the envelope is used;
+/// `out` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_build(
     values: *const mbr_envelope_values,
@@ -299,23 +251,15 @@ pub unsafe extern "C" fn mbr_envelope_build(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(values, "values")?;
-        non_null(out, "out")?;
-        // SAFETY: non-NULL; the caller passes a readable mbr_envelope_values.
-        let values = unsafe { *values };
-        // SAFETY: the caller passes a valid identity and readable strings, all of
-        // which outlive the envelope; the optional ones are read only when used.
-        let (identity, tenant_id, payload_ref, compat) = unsafe {
-            (
-                identity_ref(values.identity)?,
-                text(values.tenant_id, "tenant_id")?,
-                if values.has_payload_ref { Some(text(values.payload_ref, "payload_ref")?) } else { None },
-                if values.derive_fingerprint_compat {
-                    None
-                } else {
-                    Some(text(values.fingerprint_compat, "fingerprint_compat")?)
-                },
-            )
+        let values = value_of(values, "values")?;
+        let out = Out::new(out, "out")?;
+        let identity = try_ref(values.identity)?;
+        let tenant_id = text(values.tenant_id, "tenant_id")?;
+        let payload_ref = if values.has_payload_ref { Some(text(values.payload_ref, "payload_ref")?) } else { None };
+        let compat_hex = if values.derive_fingerprint_compat {
+            None
+        } else {
+            Some(text(values.fingerprint_compat, "fingerprint_compat")?)
         };
         let builder = FragmentMessage::builder(tenant_id, identity.clone())
             .payload_ref(payload_ref)
@@ -325,16 +269,11 @@ pub unsafe extern "C" fn mbr_envelope_build(
             .version_id(values.version_id)
             .consistency(consistency_arg(values.consistency)?)
             .hlc(Hlc::from_raw(values.hlc));
-        let builder = match compat {
+        let builder = match compat_hex {
             None => builder.derive_fingerprint_compat(),
-            Some(hex) => builder.fingerprint_compat(
-                rules::parse_fingerprint_compat(&JsonStr::from_plain(hex))
-                    .map_err(|reason| Error::new(ErrorCode::EnvelopeField, reason).in_field("fingerprint_compat"))?,
-            ),
+            Some(hex) => builder.fingerprint_compat_hex(hex),
         };
-        let message = builder.build()?;
-        // SAFETY: `out` is non-NULL and points to writable mbr_envelope storage.
-        unsafe { store(out, message) };
+        store(out, builder.build()?);
         Ok(())
     })
 }
@@ -372,14 +311,15 @@ pub struct mbr_envelope_fields {
 /// into `*out`.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_get_fields(envelope: *const mbr_envelope, out: *mut mbr_envelope_fields) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid envelope.
-        let message = unsafe { envelope_ref(envelope)? };
+    read_into(envelope, out, "out", |message| {
         let compat = message.fingerprint_compat();
-        let fields = mbr_envelope_fields {
+        Ok(mbr_envelope_fields {
             payload_size: message.payload_size(),
             ttl: message.ttl(),
             reuse_score: message.reuse_score(),
@@ -390,11 +330,8 @@ pub unsafe extern "C" fn mbr_envelope_get_fields(envelope: *const mbr_envelope, 
             has_fingerprint_compat: compat.is_some(),
             fingerprint_compat: compat.map_or([0; 32], |digest| *digest.as_bytes()),
             fingerprint_compat_hex: compat.as_ref().map_or([0; 65], hex65),
-            identity: mbr_identity::holding(message.identity().clone()),
-        };
-        // SAFETY: `out` is non-NULL and points to a writable mbr_envelope_fields.
-        unsafe { put(out, fields) };
-        Ok(())
+            identity: mbr_identity::holding(Some(message.identity().clone())),
+        })
     })
 }
 
@@ -402,35 +339,31 @@ pub unsafe extern "C" fn mbr_envelope_get_fields(envelope: *const mbr_envelope, 
 /// the envelope borrows.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_identity(envelope: *const mbr_envelope, out: *mut mbr_identity) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid envelope.
-        let identity = unsafe { envelope_ref(envelope)? }.identity().clone();
-        // SAFETY: `out` is non-NULL and points to writable mbr_identity storage.
-        unsafe { put(out, mbr_identity::holding(identity)) };
-        Ok(())
-    })
+    read_into(envelope, out, "out", |message| Ok(mbr_identity::holding(Some(message.identity().clone()))))
 }
 
 /// Length in bytes of a string field's decoded (unescaped) UTF-8 value, without a NUL.
 /// `field` is an `MBR_ENVELOPE_FIELD_*` number.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out_len` is
+/// NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_string_len(
     envelope: *const mbr_envelope,
     field: u32,
     out_len: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid envelope.
-        let length = with_string_field(unsafe { envelope_ref(envelope)? }, field, |value| Ok(value.decoded_len()))?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, length) };
-        Ok(())
+    read_into(envelope, out_len, "out_len", |message| {
+        with_string_field(message, field, |value| Ok(value.decoded_len()))
     })
 }
 
@@ -441,6 +374,10 @@ pub unsafe extern "C" fn mbr_envelope_string_len(
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (when `capacity` < length + 1; see
 /// `mbr_envelope_string_len`; `buf` untouched), `MBR_INVALID_ARGUMENT`,
 /// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `buf` is NULL
+/// or points to `capacity` writable bytes; `out_len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_string(
     envelope: *const mbr_envelope,
@@ -449,14 +386,9 @@ pub unsafe extern "C" fn mbr_envelope_string(
     capacity: usize,
     out_len: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid envelope and `capacity` writable bytes.
-        let (message, buf) = unsafe { (envelope_ref(envelope)?, output(buf.cast(), capacity, "buf")?) };
-        let written = with_string_field(message, field, |value| copy_decoded(&value, buf))?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
+    read_into(envelope, out_len, "out_len", |message| {
+        let buf = output(buf.cast(), capacity, "buf")?;
+        with_string_field(message, field, |value| copy_decoded(&value, buf))
     })
 }
 
@@ -464,27 +396,25 @@ pub unsafe extern "C" fn mbr_envelope_string(
 /// (`to_bytes`) form; built envelopes are canonical.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_is_canonical(envelope: *const mbr_envelope, out: *mut bool) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid envelope; `out` is non-NULL and writable.
-        unsafe { put(out, envelope_ref(envelope)?.is_canonical()) };
-        Ok(())
-    })
+    read_into(envelope, out, "out", |message| Ok(message.is_canonical()))
 }
 
 /// Length in bytes of the SPEC §3.2 (`to_bytes`) text of an envelope.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out_len` is
+/// NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_encoded_len(envelope: *const mbr_envelope, out_len: *mut usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid envelope; `out_len` is non-NULL and writable.
-        unsafe { put(out_len, envelope_ref(envelope)?.encoded_len()) };
-        Ok(())
-    })
+    read_into(envelope, out_len, "out_len", |message| Ok(message.encoded_len()))
 }
 
 /// Write the SPEC §3.2 (`to_bytes`) text of an envelope (ASCII, no NUL) into `buf`
@@ -492,6 +422,11 @@ pub unsafe extern "C" fn mbr_envelope_encoded_len(envelope: *const mbr_envelope,
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`error->needed` says how much; `buf`
 /// untouched), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `buf` is NULL
+/// or points to `capacity` writable bytes that do not overlap what it borrows; `out_len`
+/// and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_envelope_write(
     envelope: *const mbr_envelope,
@@ -500,27 +435,14 @@ pub unsafe extern "C" fn mbr_envelope_write(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid envelope and `capacity` writable bytes that
-        // do not overlap what it borrows.
-        let (message, buf) = unsafe { (envelope_ref(envelope)?, output(buf, capacity, "buf")?) };
-        let written =
-            write_whole(message, buf)?.map_err(|needed| Error::buffer_too_small(needed as u64).in_field("buf"))?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
-    })
+    write_out(buf, capacity, out_len, error, |buf| try_ref(envelope)?.write_into(buf))
 }
 
 /// The name of an `MBR_CONSISTENCY_*` number (`"strong"`, `"quorum"`, `"eventual"`),
 /// or `"unknown"`. Never NULL; the string is static.
 #[no_mangle]
 pub extern "C" fn mbr_consistency_name(consistency: u32) -> *const c_char {
-    guard(c"unknown".as_ptr(), || {
-        let name = usize::try_from(consistency).ok().and_then(|index| CONSISTENCY_NAMES.get(index));
-        name.map_or(c"unknown".as_ptr(), |name| name.as_ptr().cast())
-    })
+    guard(c"unknown".as_ptr(), || CONSISTENCY_NAMES.get(usize::try_from(consistency).unwrap_or(usize::MAX), c"unknown"))
 }
 
 /// What decides whether two fragments come from compatible models (SPEC §3.3), for
@@ -546,45 +468,33 @@ pub struct mbr_compat_inputs {
     pub config_hash: mbr_str,
 }
 
-/// Copy 64 hex digits and a NUL to `out`.
-///
-/// # Safety
-/// `out` must be non-NULL and valid for writes of 65 bytes.
-unsafe fn put_hex(out: *mut c_char, digest: &Sha256Digest) {
-    let hex = hex65(digest);
-    // SAFETY: guaranteed by the caller; `hex` is a separate local.
-    unsafe { core::ptr::copy_nonoverlapping(hex.as_ptr(), out, hex.len()) }
-}
-
 /// The compatibility hash (SPEC §3.3) of explicit values: SHA-256 of their compact,
 /// key-sorted, ASCII JSON, as 64 lower-case hex digits and a NUL into `out` (at least
 /// 65 bytes) — an envelope's `fingerprint_compat`.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a string that is not UTF-8) or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `inputs` is NULL or points to a readable `mbr_compat_inputs` whose strings are
+/// readable; `out` is NULL or points to 65 writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_compat_hash(inputs: *const mbr_compat_inputs, out: *mut c_char) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(inputs, "inputs")?;
-        non_null(out, "out")?;
-        // SAFETY: non-NULL; the caller passes a readable mbr_compat_inputs whose strings
-        // are readable.
-        let digest = unsafe {
-            let inputs = *inputs;
-            CompatInputs {
-                model_id: text(inputs.model_id, "model_id")?,
-                model_revision: text(inputs.model_revision, "model_revision")?,
-                model_layout_version: inputs.model_layout_version,
-                tokenizer_name: text(inputs.tokenizer_name, "tokenizer_name")?,
-                tokenizer_revision: text(inputs.tokenizer_revision, "tokenizer_revision")?,
-                tokenizer_layout_version: inputs.tokenizer_layout_version,
-                dtype: text(inputs.dtype, "dtype")?,
-                config_hash: text(inputs.config_hash, "config_hash")?,
-            }
-            .fingerprint()
-        };
-        // SAFETY: `out` is non-NULL and the caller passes 65 writable bytes.
-        unsafe { put_hex(out, &digest) };
+    boundary(NO_DETAIL, || {
+        let inputs = value_of(inputs, "inputs")?;
+        let out = Out::new(out.cast::<[c_char; 65]>(), "out")?;
+        let digest = CompatInputs {
+            model_id: text(inputs.model_id, "model_id")?,
+            model_revision: text(inputs.model_revision, "model_revision")?,
+            model_layout_version: inputs.model_layout_version,
+            tokenizer_name: text(inputs.tokenizer_name, "tokenizer_name")?,
+            tokenizer_revision: text(inputs.tokenizer_revision, "tokenizer_revision")?,
+            tokenizer_layout_version: inputs.tokenizer_layout_version,
+            dtype: text(inputs.dtype, "dtype")?,
+            config_hash: text(inputs.config_hash, "config_hash")?,
+        }
+        .fingerprint();
+        out.write(hex65(&digest));
         Ok(())
     })
 }
@@ -595,22 +505,19 @@ pub unsafe extern "C" fn mbr_compat_hash(inputs: *const mbr_compat_inputs, out: 
 /// into `out` (at least 65 bytes).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+/// or points to 65 writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_identity_compat_hash(identity: *const mbr_identity, out: *mut c_char) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid identity.
-        let digest = unsafe { identity_ref(identity)? }.fingerprint_compat();
-        // SAFETY: `out` is non-NULL and the caller passes 65 writable bytes.
-        unsafe { put_hex(out, &digest) };
-        Ok(())
-    })
+    read_into(identity, out.cast::<[c_char; 65]>(), "out", |identity| Ok(hex65(&identity.fingerprint_compat())))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ffi::status::{MBR_BUFFER_TOO_SMALL, MBR_ENVELOPE_VERSION, MBR_OK};
+    use crate::status::{MBR_BUFFER_TOO_SMALL, MBR_ENVELOPE_VERSION, MBR_OK};
 
     const TEXT: &[u8] = br#"{"schema_version": 5, "tenant_id": "t\u00e9", "identity": {"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": "r", "payload_size": 0, "ttl": 60.0, "reuse_score": 0.5, "version_id": 1, "consistency": "eventual", "hlc": 7, "fingerprint_compat": ""}"#;
 

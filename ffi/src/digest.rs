@@ -1,9 +1,11 @@
 //! SHA-256 as the format uses it: the payload digest (whose first 8 bytes are the frame
 //! trailer and whose hex is `payload_hash`) and the identity fingerprint.
 
-use super::{boundary, input, non_null, put};
-use crate::digest::Sha256Digest;
+use crate::boundary::{boundary, NO_DETAIL};
+use crate::out::Out;
+use crate::slice::{hex65, input};
 use core::ffi::c_char;
+use membrane::Sha256Digest;
 
 /// A SHA-256 digest in the three forms the format uses.
 #[repr(C)]
@@ -19,11 +21,7 @@ pub struct mbr_digest {
 
 impl mbr_digest {
     pub(crate) fn of(digest: &Sha256Digest) -> mbr_digest {
-        let mut hex = [0 as c_char; 65];
-        for (slot, &digit) in hex.iter_mut().zip(digest.to_hex().as_bytes()) {
-            *slot = digit as c_char;
-        }
-        mbr_digest { sha256: *digest.as_bytes(), trailer: digest.trailer(), hex }
+        mbr_digest { sha256: *digest.as_bytes(), trailer: digest.trailer(), hex: hex65(digest) }
     }
 }
 
@@ -31,15 +29,15 @@ impl mbr_digest {
 /// payload's `payload_hash` (`hex`) and its frame trailer (`trailer`).
 ///
 /// Returns `MBR_OK`, or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `data` is NULL or points to `len` readable bytes; `out` is NULL or points to a
+/// writable `mbr_digest`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_sha256(data: *const u8, len: usize, out: *mut mbr_digest) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes at `data` (or NULL and 0).
-        let data = unsafe { input(data, len, "data")? };
-        let digest = mbr_digest::of(&Sha256Digest::of(data));
-        // SAFETY: `out` is non-NULL and points to a writable mbr_digest.
-        unsafe { put(out, digest) };
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out, "out")?;
+        out.write(mbr_digest::of(&Sha256Digest::of(input(data, len, "data")?)));
         Ok(())
     })
 }

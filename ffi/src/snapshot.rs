@@ -5,14 +5,16 @@
 //! checkpoint does), and the epoch guard on its own. Files are the caller's business:
 //! the `SnapshotStore` of the Rust API has no C counterpart.
 
-use super::identity::copy_decoded;
-use super::status::mbr_error;
-use super::{boundary, input, invalid, non_null, output, put, Slot};
-use crate::error::{Error, ErrorCode};
-use crate::json::JsonStr;
-use crate::snapshot::{check_epoch, Member, Members, PrimaryEntries, ReplicaEntries, ReplicaNodes, Snapshot};
+use crate::boundary::{boundary, NO_DETAIL};
+use crate::object::{opaque, read_into, store, try_mut, try_ref};
+use crate::out::Out;
+use crate::slice::{copy_decoded, input, write_out};
+use crate::status::mbr_error;
 use core::ffi::c_char;
-use core::mem::{align_of, size_of, MaybeUninit};
+use core::mem::MaybeUninit;
+use membrane::json::JsonStr;
+use membrane::snapshot::{check_epoch, Member, Members, PrimaryEntries, ReplicaEntries, ReplicaNodes, Snapshot};
+use membrane::Error;
 
 /// Size in bytes of `mbr_snapshot`.
 pub const MBR_SNAPSHOT_SIZE: usize = 256;
@@ -28,13 +30,7 @@ pub struct mbr_snapshot {
     _opaque: [MaybeUninit<u64>; 32],
 }
 
-const TAG_SNAPSHOT: u64 = 0x6d62_725f_736e_6170; // "mbr_snap"
-
-const _: () = {
-    assert!(size_of::<mbr_snapshot>() == MBR_SNAPSHOT_SIZE);
-    assert!(align_of::<mbr_snapshot>() == MBR_SNAPSHOT_ALIGN);
-    assert!(Slot::<Snapshot<'static>>::fits::<mbr_snapshot>());
-};
+opaque!(mbr_snapshot => Snapshot<'a>, b"mbr_snap", "snapshot", MBR_SNAPSHOT_SIZE, MBR_SNAPSHOT_ALIGN);
 
 /// The scalar values of a snapshot and the sizes of its lists and maps.
 #[repr(C)]
@@ -117,13 +113,7 @@ pub struct mbr_snapshot_cursor {
     _opaque: [MaybeUninit<u64>; 64],
 }
 
-const TAG_CURSOR: u64 = 0x6d62_725f_6375_7273; // "mbr_curs"
-
-const _: () = {
-    assert!(size_of::<mbr_snapshot_cursor>() == MBR_SNAPSHOT_CURSOR_SIZE);
-    assert!(align_of::<mbr_snapshot_cursor>() == MBR_SNAPSHOT_CURSOR_ALIGN);
-    assert!(Slot::<Cursor<'static>>::fits::<mbr_snapshot_cursor>());
-};
+opaque!(mbr_snapshot_cursor => Cursor<'a>, b"mbr_curs", "cursor", MBR_SNAPSHOT_CURSOR_SIZE, MBR_SNAPSHOT_CURSOR_ALIGN);
 
 /// One entry of a list or map: what the string accessors read.
 #[derive(Clone, Copy)]
@@ -147,7 +137,12 @@ impl<'a> Entries<'a> {
             MBR_SNAPSHOT_MEMBERSHIP => Entries::Members(snapshot.membership().iter()),
             MBR_SNAPSHOT_PRIMARY_MAP => Entries::Primary(snapshot.primary_map().iter()),
             MBR_SNAPSHOT_REPLICA_MAP => Entries::Replica(snapshot.replica_map().iter()),
-            _ => return Err(invalid("list", "not an MBR_SNAPSHOT_MEMBERSHIP / _PRIMARY_MAP / _REPLICA_MAP")),
+            _ => {
+                return Err(Error::invalid_argument(
+                    "list",
+                    "not an MBR_SNAPSHOT_MEMBERSHIP / _PRIMARY_MAP / _REPLICA_MAP",
+                ))
+            }
         })
     }
 }
@@ -166,7 +161,7 @@ impl<'a> Iterator for Entries<'a> {
 
 /// The entries of one list or map and the one the cursor is on (`None` before the
 /// first `next` and after the last).
-struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     entries: Entries<'a>,
     current: Option<Entry<'a>>,
 }
@@ -179,33 +174,12 @@ impl<'a> Cursor<'a> {
     }
 
     fn entry(&self) -> Result<Entry<'a>, Error> {
-        self.current
-            .ok_or_else(|| Error::new(ErrorCode::InvalidState, "the cursor is not on an entry").in_field("cursor"))
+        self.current.ok_or(Error::invalid_state("cursor", "the cursor is not on an entry"))
     }
 }
 
-/// Store `snapshot` in the caller's storage.
-///
-/// # Safety
-/// `out` must be non-NULL, aligned and writable for an `mbr_snapshot`.
-unsafe fn store(out: *mut mbr_snapshot, snapshot: Snapshot<'_>) {
-    // SAFETY: the caller guarantees writable, aligned storage, which fits (asserted above).
-    unsafe { Slot::store(out, TAG_SNAPSHOT, snapshot) }
-}
-
-/// The snapshot in caller storage.
-///
-/// # Safety
-/// `ptr`, if non-NULL, points to an `mbr_snapshot`; if it holds a snapshot, the text it
-/// borrows is alive and unchanged for `'s`.
-unsafe fn snapshot_ref<'s>(ptr: *const mbr_snapshot) -> Result<&'s Snapshot<'s>, Error> {
-    non_null(ptr, "snapshot")?;
-    // SAFETY: forwarded from the caller; snapshots are never mutated in place.
-    unsafe { Slot::<Snapshot<'s>>::shared(ptr, TAG_SNAPSHOT, "snapshot") }
-}
-
 fn out_of_range() -> Error {
-    invalid("index", "index is past the end of the list or map")
+    Error::invalid_argument("index", "index is past the end of the list or map")
 }
 
 /// Entry `index` of the list or map that string `field` belongs to (walks from the start).
@@ -220,7 +194,7 @@ fn entry_at<'a>(snapshot: &Snapshot<'a>, field: u32, index: usize) -> Result<Ent
 }
 
 fn unknown_field() -> Error {
-    invalid("field", "not an MBR_SNAPSHOT_* string field of this list or map")
+    Error::invalid_argument("field", "not an MBR_SNAPSHOT_* string field of this list or map")
 }
 
 /// The string `field` of `entry` (node `sub_index` for `MBR_SNAPSHOT_REPLICA_NODE`).
@@ -235,7 +209,7 @@ fn string_of<'a>(entry: Entry<'a>, field: u32, sub_index: usize) -> Result<JsonS
         (Entry::Replica(_, nodes), MBR_SNAPSHOT_REPLICA_NODE) => nodes
             .iter()
             .nth(sub_index)
-            .ok_or_else(|| invalid("sub_index", "sub_index is past the end of the node list")),
+            .ok_or(Error::invalid_argument("sub_index", "sub_index is past the end of the node list")),
         _ => Err(unknown_field()),
     }
 }
@@ -260,13 +234,12 @@ fn member_value(member: &Member<'_>) -> mbr_member {
 ///
 /// `(NULL, 0)` is an empty text (`MBR_SNAPSHOT_JSON`); `(NULL, n > 0)` is
 /// `MBR_NULL_POINTER`. For the offset and field of a problem, use `mbr_snapshot_parse`.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_check(json: *const u8, len: usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        // SAFETY: the caller passes `len` readable bytes.
-        let json = unsafe { input(json, len, "json")? };
-        Snapshot::parse(json).map(|_| ())
-    })
+    boundary(NO_DETAIL, || Snapshot::parse(input(json, len, "json")?).map(|_| ()))
 }
 
 /// Parse and validate a snapshot JSON text (SPEC §5) into `*out`, which then borrows
@@ -274,6 +247,10 @@ pub unsafe extern "C" fn mbr_snapshot_check(json: *const u8, len: usize) -> u32 
 ///
 /// Returns `MBR_OK`, a code of `mbr_snapshot_check` (with the byte offset and the field
 /// path, e.g. `membership.port`, in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
+/// the snapshot is used; `out` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_parse(
     json: *const u8,
@@ -282,12 +259,8 @@ pub unsafe extern "C" fn mbr_snapshot_parse(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes that outlive the snapshot.
-        let json = unsafe { input(json, len, "json")? };
-        let snapshot = Snapshot::parse(json)?;
-        // SAFETY: `out` is non-NULL, aligned and writable.
-        unsafe { store(out, snapshot) };
+        let out = Out::new(out, "out")?;
+        store(out, Snapshot::parse(input(json, len, "json")?)?);
         Ok(())
     })
 }
@@ -296,6 +269,9 @@ pub unsafe extern "C" fn mbr_snapshot_parse(
 /// a snapshot whose only problem is a missing `cluster_epoch`, or whose epoch is two or
 /// more behind, is `MBR_STALE_EPOCH` (the caller deletes such a file); any other
 /// problem keeps its own code (the file must then be left alone).
+///
+/// # Safety
+/// As `mbr_snapshot_parse`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_parse_guarded(
     json: *const u8,
@@ -305,12 +281,8 @@ pub unsafe extern "C" fn mbr_snapshot_parse_guarded(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes that outlive the snapshot.
-        let json = unsafe { input(json, len, "json")? };
-        let snapshot = Snapshot::parse_guarded(json, live_epoch)?;
-        // SAFETY: `out` is non-NULL, aligned and writable.
-        unsafe { store(out, snapshot) };
+        let out = Out::new(out, "out")?;
+        store(out, Snapshot::parse_guarded(input(json, len, "json")?, live_epoch)?);
         Ok(())
     })
 }
@@ -320,19 +292,20 @@ pub unsafe extern "C" fn mbr_snapshot_parse_guarded(
 /// false (the snapshot had no epoch).
 #[no_mangle]
 pub extern "C" fn mbr_snapshot_epoch_check(live_epoch: u64, persisted_epoch: u64, has_persisted_epoch: bool) -> u32 {
-    boundary(core::ptr::null_mut(), || check_epoch(live_epoch, has_persisted_epoch.then_some(persisted_epoch)))
+    boundary(NO_DETAIL, || check_epoch(live_epoch, has_persisted_epoch.then_some(persisted_epoch)))
 }
 
 /// The scalar values and counts of a snapshot into `*out`.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_info_get(snapshot: *const mbr_snapshot, out: *mut mbr_snapshot_info) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid snapshot.
-        let snapshot = unsafe { snapshot_ref(snapshot)? };
-        let info = mbr_snapshot_info {
+    read_into(snapshot, out, "out", |snapshot| {
+        Ok(mbr_snapshot_info {
             schema_version: snapshot.schema_version(),
             captured_at: snapshot.captured_at(),
             cluster_epoch: snapshot.cluster_epoch(),
@@ -341,10 +314,7 @@ pub unsafe extern "C" fn mbr_snapshot_info_get(snapshot: *const mbr_snapshot, ou
             member_count: snapshot.membership().len(),
             primary_count: snapshot.primary_map().len(),
             replica_count: snapshot.replica_map().len(),
-        };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, info) };
-        Ok(())
+        })
     })
 }
 
@@ -353,16 +323,14 @@ pub unsafe extern "C" fn mbr_snapshot_info_get(snapshot: *const mbr_snapshot, ou
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (index past the end), `MBR_INVALID_STATE`
 /// or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_member(snapshot: *const mbr_snapshot, index: usize, out: *mut mbr_member) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid snapshot.
-        let snapshot = unsafe { snapshot_ref(snapshot)? };
-        let member = snapshot.membership().iter().nth(index).ok_or_else(out_of_range)?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, member_value(&member)) };
-        Ok(())
+    read_into(snapshot, out, "out", |snapshot| {
+        Ok(member_value(&snapshot.membership().iter().nth(index).ok_or_else(out_of_range)?))
     })
 }
 
@@ -370,16 +338,15 @@ pub unsafe extern "C" fn mbr_snapshot_member(snapshot: *const mbr_snapshot, inde
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (index past the end), `MBR_INVALID_STATE`
 /// or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_replica_len(snapshot: *const mbr_snapshot, index: usize, out: *mut usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid snapshot.
-        let snapshot = unsafe { snapshot_ref(snapshot)? };
+    read_into(snapshot, out, "out", |snapshot| {
         let (_, nodes) = snapshot.replica_map().iter().nth(index).ok_or_else(out_of_range)?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, nodes.len()) };
-        Ok(())
+        Ok(nodes.len())
     })
 }
 
@@ -394,6 +361,10 @@ pub unsafe extern "C" fn mbr_snapshot_replica_len(snapshot: *const mbr_snapshot,
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` includes the NUL),
 /// `MBR_INVALID_ARGUMENT` (unknown field, index past the end), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `buf` is NULL
+/// or points to `capacity` writable bytes; `out_len` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_string(
     snapshot: *const mbr_snapshot,
@@ -405,15 +376,9 @@ pub unsafe extern "C" fn mbr_snapshot_string(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid snapshot and `capacity` writable bytes.
-        let (snapshot, buf) = unsafe { (snapshot_ref(snapshot)?, output(buf.cast(), capacity, "buf")?) };
-        let value = string_of(entry_at(snapshot, field, index)?, field, sub_index)?;
-        let written = copy_decoded(&value, buf)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
+    write_out(buf.cast(), capacity, out_len, error, |buf| {
+        let snapshot = try_ref(snapshot)?;
+        copy_decoded(&string_of(entry_at(snapshot, field, index)?, field, sub_index)?, buf)
     })
 }
 
@@ -421,12 +386,14 @@ pub unsafe extern "C" fn mbr_snapshot_string(
 /// its live epoch).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged), not in use
+/// by another call.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_set_cluster_epoch(snapshot: *mut mbr_snapshot, cluster_epoch: u64) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(snapshot, "snapshot")?;
-        // SAFETY: the caller passes a valid snapshot, not in use elsewhere.
-        let value = unsafe { Slot::<Snapshot<'static>>::live(snapshot, TAG_SNAPSHOT, "snapshot")? };
+    boundary(NO_DETAIL, || {
+        let value = try_mut(snapshot)?;
         *value = value.with_cluster_epoch(cluster_epoch);
         Ok(())
     })
@@ -435,16 +402,13 @@ pub unsafe extern "C" fn mbr_snapshot_set_cluster_epoch(snapshot: *mut mbr_snaps
 /// Whether the text the snapshot was parsed from is byte for byte its written form.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_is_canonical(snapshot: *const mbr_snapshot, out: *mut bool) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid snapshot.
-        let snapshot = unsafe { snapshot_ref(snapshot)? };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, snapshot.is_canonical()) };
-        Ok(())
-    })
+    read_into(snapshot, out, "out", |snapshot| Ok(snapshot.is_canonical()))
 }
 
 /// Write the snapshot in the SPEC §5 form (`schema_version` 5, keys sorted, `", "` /
@@ -454,6 +418,11 @@ pub unsafe extern "C" fn mbr_snapshot_is_canonical(snapshot: *const mbr_snapshot
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error`; `(NULL, 0)` asks for
 /// the length), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `buf` is NULL
+/// or points to `capacity` writable bytes that do not overlap that text; `out_len` and
+/// `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_write(
     snapshot: *const mbr_snapshot,
@@ -462,20 +431,7 @@ pub unsafe extern "C" fn mbr_snapshot_write(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid snapshot and `capacity` writable bytes that
-        // do not overlap what it borrows.
-        let (snapshot, buf) = unsafe { (snapshot_ref(snapshot)?, output(buf, capacity, "buf")?) };
-        let needed = snapshot.encoded_len();
-        if buf.len() < needed {
-            return Err(Error::buffer_too_small(needed as u64).in_field("buf"));
-        }
-        let written = snapshot.write_into(buf)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
-    })
+    write_out(buf, capacity, out_len, error, |buf| try_ref(snapshot)?.write_into(buf))
 }
 
 /// Start a cursor over one list or map of `snapshot` (`MBR_SNAPSHOT_MEMBERSHIP`,
@@ -485,20 +441,20 @@ pub unsafe extern "C" fn mbr_snapshot_write(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (unknown list), `MBR_INVALID_STATE` (the
 /// snapshot) or `MBR_NULL_POINTER`. `*cursor` is initialised only on success.
+///
+/// # Safety
+/// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `cursor` is
+/// NULL or points to writable `mbr_snapshot_cursor` storage.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_cursor_init(
     snapshot: *const mbr_snapshot,
     list: u32,
     cursor: *mut mbr_snapshot_cursor,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(cursor, "cursor")?;
-        // SAFETY: the caller passes a valid snapshot.
-        let entries = Entries::of(unsafe { snapshot_ref(snapshot)? }, list)?;
-        let value = Cursor { entries, current: None };
-        // SAFETY: `cursor` is non-NULL, aligned and writable (the caller's storage), and
-        // fits (asserted above).
-        unsafe { Slot::store(cursor, TAG_CURSOR, value) };
+    boundary(NO_DETAIL, || {
+        let cursor = Out::new(cursor, "cursor")?;
+        let entries = Entries::of(try_ref(snapshot)?, list)?;
+        store(cursor, Cursor { entries, current: None });
         Ok(())
     })
 }
@@ -507,29 +463,17 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_init(
 /// `*has_entry` says whether there is one. At the end it stays at the end.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` (not initialised) or `MBR_NULL_POINTER`.
-#[no_mangle]
-pub unsafe extern "C" fn mbr_snapshot_cursor_next(cursor: *mut mbr_snapshot_cursor, has_entry: *mut bool) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(has_entry, "has_entry")?;
-        non_null(cursor, "cursor")?;
-        // SAFETY: the caller passes its cursor storage, not in use elsewhere; the text
-        // it borrows is alive (its contract).
-        let value = unsafe { Slot::<Cursor<'static>>::live(cursor, TAG_CURSOR, "cursor")? };
-        let found = value.advance();
-        // SAFETY: `has_entry` is non-NULL and writable.
-        unsafe { put(has_entry, found) };
-        Ok(())
-    })
-}
-
-/// The cursor's current entry.
 ///
 /// # Safety
-/// `cursor`, if non-NULL, points to an `mbr_snapshot_cursor` whose text is alive.
-unsafe fn cursor_entry<'s>(cursor: *const mbr_snapshot_cursor) -> Result<Entry<'s>, Error> {
-    non_null(cursor, "cursor")?;
-    // SAFETY: forwarded from the caller; only read here.
-    unsafe { Slot::<Cursor<'s>>::shared(cursor, TAG_CURSOR, "cursor")? }.entry()
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive) not in use
+/// by another call; `has_entry` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_snapshot_cursor_next(cursor: *mut mbr_snapshot_cursor, has_entry: *mut bool) -> u32 {
+    boundary(NO_DETAIL, || {
+        let has_entry = Out::new(has_entry, "has_entry")?;
+        has_entry.write(try_mut(cursor)?.advance());
+        Ok(())
+    })
 }
 
 /// The non-string values of the member the cursor is on (a `MBR_SNAPSHOT_MEMBERSHIP`
@@ -537,17 +481,15 @@ unsafe fn cursor_entry<'s>(cursor: *const mbr_snapshot_cursor) -> Result<Entry<'
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a cursor over a map), `MBR_INVALID_STATE`
 /// (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_cursor_member(cursor: *const mbr_snapshot_cursor, out: *mut mbr_member) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid cursor.
-        let Entry::Member(member) = (unsafe { cursor_entry(cursor)? }) else {
-            return Err(invalid("cursor", "not a cursor over MBR_SNAPSHOT_MEMBERSHIP"));
-        };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, member_value(&member)) };
-        Ok(())
+    read_into(cursor, out, "out", |cursor| match cursor.entry()? {
+        Entry::Member(member) => Ok(member_value(&member)),
+        _ => Err(Error::invalid_argument("cursor", "not a cursor over MBR_SNAPSHOT_MEMBERSHIP")),
     })
 }
 
@@ -556,17 +498,15 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_member(cursor: *const mbr_snapshot_
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (another list), `MBR_INVALID_STATE` (not
 /// initialised, or not on an entry) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_cursor_replica_len(cursor: *const mbr_snapshot_cursor, out: *mut usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes a valid cursor.
-        let Entry::Replica(_, nodes) = (unsafe { cursor_entry(cursor)? }) else {
-            return Err(invalid("cursor", "not a cursor over MBR_SNAPSHOT_REPLICA_MAP"));
-        };
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, nodes.len()) };
-        Ok(())
+    read_into(cursor, out, "out", |cursor| match cursor.entry()? {
+        Entry::Replica(_, nodes) => Ok(nodes.len()),
+        _ => Err(Error::invalid_argument("cursor", "not a cursor over MBR_SNAPSHOT_REPLICA_MAP")),
     })
 }
 
@@ -580,6 +520,10 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_replica_len(cursor: *const mbr_snap
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` includes the NUL),
 /// `MBR_INVALID_ARGUMENT` (a field of another list, `sub_index` past the end),
 /// `MBR_INVALID_STATE` (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `buf` is NULL
+/// or points to `capacity` writable bytes; `out_len` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_snapshot_cursor_string(
     cursor: *const mbr_snapshot_cursor,
@@ -590,13 +534,7 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_string(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes a valid cursor and `capacity` writable bytes.
-        let (entry, buf) = unsafe { (cursor_entry(cursor)?, output(buf.cast(), capacity, "buf")?) };
-        let written = copy_decoded(&string_of(entry, field, sub_index)?, buf)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
+    write_out(buf.cast(), capacity, out_len, error, |buf| {
+        copy_decoded(&string_of(try_ref(cursor)?.entry()?, field, sub_index)?, buf)
     })
 }

@@ -9,16 +9,17 @@
 //! `MBR_TOMBSTONE_STORAGE_BYTES(n)` / `MBR_NODE_STORAGE_BYTES(n)` (C macros built from the
 //! slot sizes and alignments below), which give room for at least `n` entries.
 
-use super::identity::{copy_decoded, mbr_str, text};
-use super::status::mbr_error;
-use super::{boundary, input, invalid, non_null, output, put, Slot};
-use crate::error::Error;
-use crate::json::JsonStr;
-use crate::sink::{CountingSink, SliceSink};
-use crate::table::{NodeSlot, ID_CAPACITY};
-use crate::tombstone::{merge_gossip_maps, GossipMap, OpDelete, OpTombstone, TombstoneSlot, TombstoneTable};
+use crate::boundary::{boundary, NO_DETAIL};
+use crate::object::{non_null, opaque, store, try_mut};
+use crate::out::{outs, Out};
+use crate::slice::{bytes_of, copy_decoded, in_buffer, input, mbr_str, output, report_written, text, write_out};
+use crate::status::mbr_error;
 use core::ffi::{c_char, c_void};
 use core::mem::{align_of, size_of, MaybeUninit};
+use membrane::json::JsonStr;
+use membrane::table::{NodeSlot, ID_CAPACITY};
+use membrane::tombstone::{merge_gossip_maps_into, GossipMap, OpDelete, OpTombstone, TombstoneSlot, TombstoneTable};
+use membrane::Error;
 
 /// Bytes reserved per tombstone slot (at least its size; see `MBR_TOMBSTONE_STORAGE_BYTES`).
 pub const MBR_TOMBSTONE_SLOT_SIZE: usize = 576;
@@ -42,9 +43,6 @@ const _: () = {
     assert!(size_of::<NodeSlot>() <= MBR_NODE_SLOT_SIZE);
     assert!(align_of::<NodeSlot>() <= MBR_NODE_SLOT_ALIGN);
     assert!(MBR_ID_BUF_SIZE == ID_CAPACITY + 1);
-    assert!(size_of::<mbr_tombstone_table>() == MBR_TOMBSTONE_TABLE_SIZE);
-    assert!(align_of::<mbr_tombstone_table>() == MBR_TOMBSTONE_TABLE_ALIGN);
-    assert!(Slot::<TombstoneTable<'static>>::fits::<mbr_tombstone_table>());
 };
 
 /// A tombstone table in storage the caller owns, over the slot and node memory given to
@@ -57,7 +55,7 @@ pub struct mbr_tombstone_table {
     _opaque: [MaybeUninit<u64>; 16],
 }
 
-const TAG_TOMBSTONES: u64 = 0x6d62_725f_746f_6d62; // "mbr_tomb"
+opaque!(mbr_tombstone_table => TombstoneTable<'a>, b"mbr_tomb", "table", MBR_TOMBSTONE_TABLE_SIZE, MBR_TOMBSTONE_TABLE_ALIGN);
 
 /// Receives one hash (decoded UTF-8, NUL-terminated, `len` bytes without the NUL) of
 /// `mbr_tombstone_sweep` or `mbr_refcount_holders`. It must not call into the same
@@ -81,57 +79,32 @@ pub struct mbr_op_body {
 /// Carve `bytes` bytes at `ptr` into as many `T` as fit once aligned, each set to
 /// `empty`. `(NULL, 0)` is no storage.
 ///
-/// # Safety
-/// A non-NULL `ptr` must be valid for writes of `bytes` bytes for `'s`, not aliased.
-pub(crate) unsafe fn carve<'s, T: Clone>(
+/// Contract (of the calling entry point): a non-NULL `ptr` is valid for writes of
+/// `bytes` bytes for `'s`, handed over to the library (not used by anything else).
+pub(crate) fn carve<'s, T: Clone>(
     ptr: *mut c_void,
     bytes: usize,
     empty: &T,
     argument: &'static str,
 ) -> Result<&'s mut [T], Error> {
-    // SAFETY: forwarded from the caller.
-    let raw = unsafe { output(ptr.cast::<u8>(), bytes, argument)? };
+    let raw = output(ptr.cast::<MaybeUninit<u8>>(), bytes, argument)?;
     let skip = raw.as_mut_ptr().align_offset(align_of::<T>());
     let count = bytes.checked_sub(skip).map_or(0, |rest| rest / size_of::<T>());
-    if count == 0 {
-        return Ok(&mut []);
+    let Some(aligned) = raw.get_mut(skip..) else { return Ok(&mut []) };
+    let first = aligned.as_mut_ptr().cast::<MaybeUninit<T>>();
+    // SAFETY: `first` is aligned for `T` (`skip` bytes in) and `count` values of `T`
+    // fit in the `aligned` bytes, which are the caller's exclusive storage for 's.
+    let slots = unsafe { core::slice::from_raw_parts_mut(first, count) };
+    for slot in slots.iter_mut() {
+        slot.write(empty.clone());
     }
-    // SAFETY: `skip` bytes in, the pointer is aligned for `T`, and `count` values fit
-    // in the remaining bytes of the caller's exclusive storage.
-    let first = unsafe { raw.as_mut_ptr().add(skip).cast::<T>() };
-    for i in 0..count {
-        // SAFETY: slot `i < count` lies inside the storage; `write` drops nothing.
-        unsafe { first.add(i).write(empty.clone()) };
-    }
-    // SAFETY: `count` initialised, aligned `T`s, exclusively borrowed for 's.
-    Ok(unsafe { core::slice::from_raw_parts_mut(first, count) })
+    // SAFETY: every one of the `count` slots was initialised just above.
+    Ok(unsafe { core::slice::from_raw_parts_mut(first.cast::<T>(), count) })
 }
 
-/// The table in caller storage.
-///
-/// # Safety
-/// `ptr`, if non-NULL, points to an `mbr_tombstone_table`; if initialised, its storage
-/// is alive and not used by anything else for `'s`.
-unsafe fn table_mut<'s>(ptr: *mut mbr_tombstone_table) -> Result<&'s mut TombstoneTable<'s>, Error> {
-    non_null(ptr, "table")?;
-    // SAFETY: forwarded from the caller.
-    unsafe { Slot::<TombstoneTable<'s>>::live(ptr, TAG_TOMBSTONES, "table") }
-}
-
-/// An id argument as `&str` (`tombstone_field` checks its length later).
-///
-/// # Safety
-/// As [`text`].
-unsafe fn id_arg<'a>(value: mbr_str, field: &'static str) -> Result<&'a str, Error> {
-    // SAFETY: forwarded from the caller.
-    unsafe { text(value, field) }
-}
-
-/// Hand `id` to `callback` NUL-terminated.
-///
-/// # Safety
-/// `callback`, if set, must be safe to call with `userdata`.
-pub(crate) unsafe fn report(callback: mbr_id_callback, userdata: *mut c_void, id: &str) {
+/// Hand `id` to `callback` NUL-terminated. Contract (of the calling entry point): the
+/// callback, if set, is safe to call with `userdata`.
+pub(crate) fn report(callback: mbr_id_callback, userdata: *mut c_void, id: &str) {
     let Some(callback) = callback else { return };
     let mut buf = [0u8; MBR_ID_BUF_SIZE];
     let len = id.len().min(ID_CAPACITY);
@@ -147,13 +120,12 @@ pub(crate) unsafe fn report(callback: mbr_id_callback, userdata: *mut c_void, id
 /// accepted: `MBR_TOMBSTONE_JSON` (any JSON problem, a repeated key included) or
 /// `MBR_TOMBSTONE_FIELD` (a key that is not 1–128 characters, a value that is not a
 /// number, more than 131072 entries). `(NULL, 0)` is an empty text.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_gossip_check(json: *const u8, len: usize) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        // SAFETY: the caller passes `len` readable bytes.
-        let json = unsafe { input(json, len, "json")? };
-        GossipMap::parse(json).map(|_| ())
-    })
+    boundary(NO_DETAIL, || GossipMap::parse(input(json, len, "json")?).map(|_| ()))
 }
 
 /// Merge two gossip tombstone maps (SPEC §6: per hash the larger until) and write the
@@ -172,6 +144,10 @@ pub unsafe extern "C" fn mbr_gossip_check(json: *const u8, len: usize) -> u32 {
 /// `mbr_envelope_canonicalize`: `out` untouched and `*written` set to the length
 /// needed, so `(NULL, 0)` asks for the length. On any other failure `*written` and
 /// `out` are untouched. `out` must not overlap `a` or `b`.
+///
+/// # Safety
+/// `a` and `b` are each NULL or point to `a_len` / `b_len` readable bytes; `out` is NULL
+/// or points to `cap` writable bytes that overlap neither; `written` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_gossip_merge(
     a: *const u8,
@@ -183,26 +159,11 @@ pub unsafe extern "C" fn mbr_gossip_merge(
     cap: usize,
     written: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(written, "written")?;
-        // SAFETY: the caller passes readable `a` and `b` and writable `out`, disjoint.
-        let (a, b, out) = unsafe { (input(a, a_len, "a")?, input(b, b_len, "b")?, output(out, cap, "out")?) };
+    boundary(NO_DETAIL, || {
+        let written = Out::new(written, "written")?;
+        let (a, b, out) = (input(a, a_len, "a")?, input(b, b_len, "b")?, output(out, cap, "out")?);
         let (a, b) = (GossipMap::parse(a)?, GossipMap::parse(b)?);
-        // Count first, so that a too-small buffer is left untouched.
-        let mut counter = CountingSink::default();
-        let Ok(()) = merge_gossip_maps(&a, &b, now, &mut counter);
-        let needed = usize::try_from(counter.0).unwrap_or(usize::MAX);
-        let (length, result) = if out.len() < needed {
-            (needed, Err(Error::buffer_too_small(needed as u64).in_field("out")))
-        } else {
-            let mut sink = SliceSink::new(out);
-            merge_gossip_maps(&a, &b, now, &mut sink)
-                .map_err(|_| Error::buffer_too_small(needed as u64).in_field("out"))?;
-            (sink.len(), Ok(()))
-        };
-        // SAFETY: `written` is non-NULL and writable.
-        unsafe { put(written, length) };
-        result
+        report_written(written, merge_gossip_maps_into(&a, &b, now, out).map_err(|err| in_buffer(err, "out")))
     })
 }
 
@@ -216,6 +177,11 @@ pub unsafe extern "C" fn mbr_gossip_merge(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (`slots` holds no slot once aligned) or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to writable `mbr_tombstone_table` storage; `slots` and
+/// `nodes` are each NULL or point to `slots_bytes` / `nodes_bytes` writable bytes handed
+/// over for the life of the table.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_table_init(
     table: *mut mbr_tombstone_table,
@@ -225,24 +191,17 @@ pub unsafe extern "C" fn mbr_tombstone_table_init(
     nodes_bytes: usize,
     seed: u64,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(table, "table")?;
+    boundary(NO_DETAIL, || {
+        let table = Out::new(table, "table")?;
         non_null(slots, "slots")?;
-        // SAFETY: the caller hands over `slots_bytes` and `nodes_bytes` writable bytes
-        // for the life of the table.
-        let (slots, nodes) = unsafe {
-            (
-                carve(slots, slots_bytes, &TombstoneSlot::EMPTY, "slots")?,
-                carve(nodes, nodes_bytes, &NodeSlot::EMPTY, "nodes")?,
-            )
-        };
+        let slots = carve(slots, slots_bytes, &TombstoneSlot::EMPTY, "slots")?;
+        let nodes = carve(nodes, nodes_bytes, &NodeSlot::EMPTY, "nodes")?;
         if slots.is_empty() {
-            return Err(invalid("slots_bytes", "the storage holds no tombstone slot"));
+            return Err(Error::invalid_argument("slots_bytes", "the storage holds no tombstone slot"));
         }
         let value =
             if seed == 0 { TombstoneTable::new(slots, nodes) } else { TombstoneTable::with_seed(slots, nodes, seed) };
-        // SAFETY: `table` is non-NULL, aligned and writable; the table fits (asserted).
-        unsafe { Slot::store(table, TAG_TOMBSTONES, value) };
+        store(table, value);
         Ok(())
     })
 }
@@ -251,6 +210,10 @@ pub unsafe extern "C" fn mbr_tombstone_table_init(
 /// many distinct node ids (`*node_capacity`, at most 128).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `len`, `capacity` and `node_capacity` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_table_stats(
     table: *mut mbr_tombstone_table,
@@ -258,18 +221,12 @@ pub unsafe extern "C" fn mbr_tombstone_table_stats(
     capacity: *mut usize,
     node_capacity: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(len, "len")?;
-        non_null(capacity, "capacity")?;
-        non_null(node_capacity, "node_capacity")?;
-        // SAFETY: the caller passes an initialised table.
-        let table = unsafe { table_mut(table)? };
-        // SAFETY: all three are non-NULL and writable.
-        unsafe {
-            put(len, table.len());
-            put(capacity, table.capacity());
-            put(node_capacity, table.node_capacity());
-        }
+    boundary(NO_DETAIL, || {
+        let (len, capacity, node_capacity) = outs!(len, capacity, node_capacity);
+        let table = try_mut(table)?;
+        len.write(table.len());
+        capacity.write(table.capacity());
+        node_capacity.write(table.node_capacity());
         Ok(())
     })
 }
@@ -280,6 +237,10 @@ pub unsafe extern "C" fn mbr_tombstone_table_stats(
 /// Returns `MBR_OK`, `MBR_TOMBSTONE_FIELD` (hash or node not 1–128 characters, `until`
 /// not finite), `MBR_TABLE_FULL` (the table is then unchanged), `MBR_INVALID_ARGUMENT`
 /// (not UTF-8), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; the strings are readable; `error` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_record(
     table: *mut mbr_tombstone_table,
@@ -289,9 +250,8 @@ pub unsafe extern "C" fn mbr_tombstone_record(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        // SAFETY: the caller passes an initialised table and readable strings.
-        let (table, hash, node) =
-            unsafe { (table_mut(table)?, id_arg(content_hash, "content_hash")?, id_arg(node, "node")?) };
+        let table = try_mut(table)?;
+        let (hash, node) = (text(content_hash, "content_hash")?, text(node, "node")?);
         table.record(hash, until, (!node.is_empty()).then_some(node))
     })
 }
@@ -302,6 +262,11 @@ pub unsafe extern "C" fn mbr_tombstone_record(
 ///
 /// Returns `MBR_OK`, a code of `mbr_gossip_check`, `MBR_TABLE_FULL`,
 /// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `json` is NULL or points to `len` readable bytes; `adopted` and `error` are
+/// each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_merge_gossip(
     table: *mut mbr_tombstone_table,
@@ -312,12 +277,9 @@ pub unsafe extern "C" fn mbr_tombstone_merge_gossip(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(adopted, "adopted")?;
-        // SAFETY: the caller passes an initialised table and `len` readable bytes.
-        let (table, json) = unsafe { (table_mut(table)?, input(json, len, "json")?) };
-        let count = table.merge_gossip(json, now)?;
-        // SAFETY: `adopted` is non-NULL and writable.
-        unsafe { put(adopted, count) };
+        let adopted = Out::new(adopted, "adopted")?;
+        let (table, json) = (try_mut(table)?, input(json, len, "json")?);
+        adopted.write(table.merge_gossip(json, now)?);
         Ok(())
     })
 }
@@ -327,6 +289,10 @@ pub unsafe extern "C" fn mbr_tombstone_merge_gossip(
 ///
 /// Returns `MBR_OK`, `MBR_TABLE_FULL`, `MBR_INVALID_ARGUMENT` (the same table twice),
 /// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` and `other` are each NULL or point to an initialised `mbr_tombstone_table`
+/// not in use by another call; `error` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_merge_table(
     table: *mut mbr_tombstone_table,
@@ -337,10 +303,10 @@ pub unsafe extern "C" fn mbr_tombstone_merge_table(
         non_null(table, "table")?;
         non_null(other, "other")?;
         if core::ptr::eq(table, other) {
-            return Err(invalid("other", "a table cannot be merged into itself"));
+            return Err(Error::invalid_argument("other", "a table cannot be merged into itself"));
         }
-        // SAFETY: two distinct initialised tables (checked above).
-        let (table, other) = unsafe { (table_mut(table)?, table_mut(other)?) };
+        // Two distinct tables (checked above), so the two exclusive borrows do not alias.
+        let (table, other) = (try_mut(table)?, try_mut(other)?);
         table.merge_from(other)
     })
 }
@@ -350,6 +316,10 @@ pub unsafe extern "C" fn mbr_tombstone_merge_table(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (not UTF-8), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `content_hash` is readable; `until` and `found` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_get(
     table: *mut mbr_tombstone_table,
@@ -357,17 +327,12 @@ pub unsafe extern "C" fn mbr_tombstone_get(
     until: *mut f64,
     found: *mut bool,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(until, "until")?;
-        non_null(found, "found")?;
-        // SAFETY: the caller passes an initialised table and a readable string.
-        let (table, hash) = unsafe { (table_mut(table)?, id_arg(content_hash, "content_hash")?) };
+    boundary(NO_DETAIL, || {
+        let (until, found) = outs!(until, found);
+        let (table, hash) = (try_mut(table)?, text(content_hash, "content_hash")?);
         let value = table.get(hash).map(|t| t.until());
-        // SAFETY: both are non-NULL and writable.
-        unsafe {
-            put(until, value.unwrap_or(0.0));
-            put(found, value.is_some());
-        }
+        until.write(value.unwrap_or(0.0));
+        found.write(value.is_some());
         Ok(())
     })
 }
@@ -377,6 +342,10 @@ pub unsafe extern "C" fn mbr_tombstone_get(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (not UTF-8), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `content_hash` is readable; `active` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_is_active(
     table: *mut mbr_tombstone_table,
@@ -384,12 +353,10 @@ pub unsafe extern "C" fn mbr_tombstone_is_active(
     now: f64,
     active: *mut bool,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(active, "active")?;
-        // SAFETY: the caller passes an initialised table and a readable string.
-        let (table, hash) = unsafe { (table_mut(table)?, id_arg(content_hash, "content_hash")?) };
-        // SAFETY: `active` is non-NULL and writable.
-        unsafe { put(active, table.is_active(hash, now)) };
+    boundary(NO_DETAIL, || {
+        let active = Out::new(active, "active")?;
+        let (table, hash) = (try_mut(table)?, text(content_hash, "content_hash")?);
+        active.write(table.is_active(hash, now));
         Ok(())
     })
 }
@@ -398,19 +365,20 @@ pub unsafe extern "C" fn mbr_tombstone_is_active(
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (not UTF-8), `MBR_INVALID_STATE` or
 /// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `content_hash` is readable; `removed` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_remove(
     table: *mut mbr_tombstone_table,
     content_hash: mbr_str,
     removed: *mut bool,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(removed, "removed")?;
-        // SAFETY: the caller passes an initialised table and a readable string.
-        let (table, hash) = unsafe { (table_mut(table)?, id_arg(content_hash, "content_hash")?) };
-        let was = table.remove(hash);
-        // SAFETY: `removed` is non-NULL and writable.
-        unsafe { put(removed, was) };
+    boundary(NO_DETAIL, || {
+        let removed = Out::new(removed, "removed")?;
+        let (table, hash) = (try_mut(table)?, text(content_hash, "content_hash")?);
+        removed.write(table.remove(hash));
         Ok(())
     })
 }
@@ -419,6 +387,11 @@ pub unsafe extern "C" fn mbr_tombstone_remove(
 /// hash to `callback` (may be NULL: not reported); `*removed` gets how many.
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `callback`, if set, is safe to call with `userdata`; `removed` is NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_sweep(
     table: *mut mbr_tombstone_table,
@@ -427,14 +400,9 @@ pub unsafe extern "C" fn mbr_tombstone_sweep(
     userdata: *mut c_void,
     removed: *mut usize,
 ) -> u32 {
-    boundary(core::ptr::null_mut(), || {
-        non_null(removed, "removed")?;
-        // SAFETY: the caller passes an initialised table.
-        let table = unsafe { table_mut(table)? };
-        // SAFETY: the caller vouches for the callback and its userdata.
-        let count = table.sweep(now, |hash| unsafe { report(callback, userdata, hash) });
-        // SAFETY: `removed` is non-NULL and writable.
-        unsafe { put(removed, count) };
+    boundary(NO_DETAIL, || {
+        let removed = Out::new(removed, "removed")?;
+        removed.write(try_mut(table)?.sweep(now, |hash| report(callback, userdata, hash)));
         Ok(())
     })
 }
@@ -444,6 +412,11 @@ pub unsafe extern "C" fn mbr_tombstone_sweep(
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error`; `(NULL, 0)` asks
 /// for the length), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `buf` is NULL or points to `capacity` writable bytes; `out_len` and `error`
+/// are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_write_gossip(
     table: *mut mbr_tombstone_table,
@@ -453,25 +426,17 @@ pub unsafe extern "C" fn mbr_tombstone_write_gossip(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes an initialised table and `capacity` writable bytes.
-        let (table, buf) = unsafe { (table_mut(table)?, output(buf, capacity, "buf")?) };
-        let needed = table.gossip_len(now);
-        if buf.len() < needed {
-            return Err(Error::buffer_too_small(needed as u64).in_field("buf"));
-        }
-        let written = table.write_gossip_into(now, buf)?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
-    })
+    write_out(buf, capacity, out_len, error, |buf| try_mut(table)?.write_gossip_into(now, buf))
 }
 
 /// Parse an `op_tombstone` body and record it (hash, `until`, node) in the table.
 ///
 /// Returns `MBR_OK`, `MBR_TOMBSTONE_JSON`, `MBR_TOMBSTONE_FIELD`, `MBR_TABLE_FULL`,
 /// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `json` is NULL or points to `len` readable bytes; `error` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_apply_op_tombstone(
     table: *mut mbr_tombstone_table,
@@ -480,8 +445,7 @@ pub unsafe extern "C" fn mbr_tombstone_apply_op_tombstone(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        // SAFETY: the caller passes an initialised table and `len` readable bytes.
-        let (table, json) = unsafe { (table_mut(table)?, input(json, len, "json")?) };
+        let (table, json) = (try_mut(table)?, input(json, len, "json")?);
         table.apply_op_tombstone(&OpTombstone::parse(json)?)
     })
 }
@@ -491,6 +455,11 @@ pub unsafe extern "C" fn mbr_tombstone_apply_op_tombstone(
 /// Remove the fragment only after this succeeded (SPEC §6).
 ///
 /// Returns as `mbr_tombstone_apply_op_tombstone`.
+///
+/// # Safety
+/// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
+/// another call; `json` is NULL or points to `len` readable bytes; `until` and `error` are
+/// each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_tombstone_apply_op_delete(
     table: *mut mbr_tombstone_table,
@@ -501,45 +470,37 @@ pub unsafe extern "C" fn mbr_tombstone_apply_op_delete(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(until, "until")?;
-        // SAFETY: the caller passes an initialised table and `len` readable bytes.
-        let (table, json) = unsafe { (table_mut(table)?, input(json, len, "json")?) };
-        let recorded = table.apply_op_delete(&OpDelete::parse(json)?, now)?;
-        // SAFETY: `until` is non-NULL and writable.
-        unsafe { put(until, recorded) };
+        let until = Out::new(until, "until")?;
+        let (table, json) = (try_mut(table)?, input(json, len, "json")?);
+        until.write(table.apply_op_delete(&OpDelete::parse(json)?, now)?);
         Ok(())
     })
 }
 
-/// Fill `out` from decoded strings and a deadline.
+/// A parsed body from decoded strings and a deadline.
 fn op_body(hash: &JsonStr<'_>, node: &JsonStr<'_>, until: Option<f64>) -> Result<mbr_op_body, Error> {
     let mut body =
         mbr_op_body { content_hash: [0; MBR_ID_BUF_SIZE], node_id: [0; MBR_ID_BUF_SIZE], until: 0.0, has_until: false };
-    // SAFETY: `c_char` and `u8` have the same size and alignment; the arrays are
-    // exclusively borrowed for the two calls.
-    let (hash_buf, node_buf) = unsafe {
-        (
-            core::slice::from_raw_parts_mut(body.content_hash.as_mut_ptr().cast::<u8>(), MBR_ID_BUF_SIZE),
-            core::slice::from_raw_parts_mut(body.node_id.as_mut_ptr().cast::<u8>(), MBR_ID_BUF_SIZE),
-        )
-    };
-    copy_decoded(hash, hash_buf)?;
-    copy_decoded(node, node_buf)?;
+    copy_decoded(hash, bytes_of(&mut body.content_hash))?;
+    copy_decoded(node, bytes_of(&mut body.node_id))?;
     body.until = until.unwrap_or(0.0);
     body.has_until = until.is_some();
     Ok(body)
 }
 
-/// Write a body of `needed` bytes into `buf`, leaving it untouched when too small.
-fn write_op(
-    needed: usize,
-    buf: &mut [u8],
-    write: impl FnOnce(&mut [u8]) -> Result<usize, Error>,
-) -> Result<usize, Error> {
-    if buf.len() < needed {
-        return Err(Error::buffer_too_small(needed as u64).in_field("buf"));
-    }
-    write(buf)
+/// Parse one op body into `*out`. Contract as for `input` and `Out::new`.
+fn parse_op(
+    json: *const u8,
+    len: usize,
+    out: *mut mbr_op_body,
+    error: *mut mbr_error,
+    read: impl FnOnce(&[u8]) -> Result<mbr_op_body, Error>,
+) -> u32 {
+    boundary(error, || {
+        let out = Out::new(out, "out")?;
+        out.write(read(input(json, len, "json")?)?);
+        Ok(())
+    })
 }
 
 /// Parse and validate an `op_tombstone` body `{"content_hash", "until", "node_id"}`
@@ -547,6 +508,10 @@ fn write_op(
 ///
 /// Returns `MBR_OK`, `MBR_TOMBSTONE_JSON`, `MBR_TOMBSTONE_FIELD` (offset and field in
 /// `*error`) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes; `out` and `error` are each NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_op_tombstone_parse(
     json: *const u8,
@@ -554,15 +519,9 @@ pub unsafe extern "C" fn mbr_op_tombstone_parse(
     out: *mut mbr_op_body,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes.
-        let json = unsafe { input(json, len, "json")? };
+    parse_op(json, len, out, error, |json| {
         let op = OpTombstone::parse(json)?;
-        let body = op_body(&op.content_hash(), &op.node_id(), Some(op.until()))?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, body) };
-        Ok(())
+        op_body(&op.content_hash(), &op.node_id(), Some(op.until()))
     })
 }
 
@@ -570,6 +529,9 @@ pub unsafe extern "C" fn mbr_op_tombstone_parse(
 /// "tombstone_until"}` into `*out` (`has_until` false for a null or missing deadline).
 ///
 /// Returns as `mbr_op_tombstone_parse`.
+///
+/// # Safety
+/// As `mbr_op_tombstone_parse`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_op_delete_parse(
     json: *const u8,
@@ -577,15 +539,9 @@ pub unsafe extern "C" fn mbr_op_delete_parse(
     out: *mut mbr_op_body,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out, "out")?;
-        // SAFETY: the caller passes `len` readable bytes.
-        let json = unsafe { input(json, len, "json")? };
+    parse_op(json, len, out, error, |json| {
         let op = OpDelete::parse(json)?;
-        let body = op_body(&op.content_hash(), &op.node_id(), op.tombstone_until())?;
-        // SAFETY: `out` is non-NULL and writable.
-        unsafe { put(out, body) };
-        Ok(())
+        op_body(&op.content_hash(), &op.node_id(), op.tombstone_until())
     })
 }
 
@@ -595,6 +551,10 @@ pub unsafe extern "C" fn mbr_op_delete_parse(
 /// Returns `MBR_OK`, `MBR_TOMBSTONE_FIELD` (bad hash, node id or `until`),
 /// `MBR_INVALID_ARGUMENT` (not UTF-8), `MBR_BUFFER_TOO_SMALL` (`needed` in `*error`)
 /// or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// The strings are readable; `buf` is NULL or points to `capacity` writable bytes;
+/// `out_len` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_op_tombstone_write(
     content_hash: mbr_str,
@@ -605,23 +565,18 @@ pub unsafe extern "C" fn mbr_op_tombstone_write(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes readable strings and `capacity` writable bytes.
-        let (hash, node, buf) = unsafe {
-            (id_arg(content_hash, "content_hash")?, id_arg(node_id, "node_id")?, output(buf, capacity, "buf")?)
-        };
-        let op = OpTombstone::new(hash, until, node)?;
-        let written = write_op(op.encoded_len(), buf, |buf| op.write_into(buf))?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
+    write_out(buf, capacity, out_len, error, |buf| {
+        let (hash, node) = (text(content_hash, "content_hash")?, text(node_id, "node_id")?);
+        OpTombstone::new(hash, until, node)?.write_into(buf)
     })
 }
 
 /// Write an `op_delete` body (keys `content_hash, node_id, tombstone_until`;
 /// `tombstone_until` is `null` unless `has_until`) into `buf`; as
 /// `mbr_op_tombstone_write`.
+///
+/// # Safety
+/// As `mbr_op_tombstone_write`.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_op_delete_write(
     content_hash: mbr_str,
@@ -633,16 +588,8 @@ pub unsafe extern "C" fn mbr_op_delete_write(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        non_null(out_len, "out_len")?;
-        // SAFETY: the caller passes readable strings and `capacity` writable bytes.
-        let (hash, node, buf) = unsafe {
-            (id_arg(content_hash, "content_hash")?, id_arg(node_id, "node_id")?, output(buf, capacity, "buf")?)
-        };
-        let op = OpDelete::new(hash, node, has_until.then_some(until))?;
-        let written = write_op(op.encoded_len(), buf, |buf| op.write_into(buf))?;
-        // SAFETY: `out_len` is non-NULL and writable.
-        unsafe { put(out_len, written) };
-        Ok(())
+    write_out(buf, capacity, out_len, error, |buf| {
+        let (hash, node) = (text(content_hash, "content_hash")?, text(node_id, "node_id")?);
+        OpDelete::new(hash, node, has_until.then_some(until))?.write_into(buf)
     })
 }

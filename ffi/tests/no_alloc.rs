@@ -1,22 +1,19 @@
 //! The C ABI allocates nothing on its parse, verify and write paths: every entry point
 //! is called here under a counting global allocator (per thread, so the test
 //! harness's own threads do not count).
-#![cfg(feature = "ffi")]
 
-use membrane_frame::ffi::digest::{mbr_digest, mbr_sha256};
-use membrane_frame::ffi::envelope::*;
-use membrane_frame::ffi::frame::{
-    mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL,
-};
-use membrane_frame::ffi::hlc::*;
-use membrane_frame::ffi::identity::*;
-use membrane_frame::ffi::migrate::*;
-use membrane_frame::ffi::refcount::*;
-use membrane_frame::ffi::snapshot::*;
-use membrane_frame::ffi::status::{mbr_error, mbr_status_name, MBR_OK};
-use membrane_frame::ffi::stream::*;
-use membrane_frame::ffi::tombstone::*;
-use membrane_frame::ffi::writer::*;
+use crate::digest::{mbr_digest, mbr_sha256};
+use crate::envelope::*;
+use crate::frame::{mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL};
+use crate::hlc::*;
+use crate::identity::*;
+use crate::migrate::*;
+use crate::refcount::*;
+use crate::snapshot::*;
+use crate::status::{mbr_error, mbr_status_name, MBR_OK};
+use crate::stream::*;
+use crate::tombstone::*;
+use crate::writer::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
@@ -153,7 +150,7 @@ fn ffi_paths_do_not_allocate() {
 fn ffi_envelope_hlc_and_migration_paths_do_not_allocate() {
     let envelope = br#"{"schema_version": 5, "tenant_id": "acme", "identity": {"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": null, "payload_size": 0, "ttl": 60.0, "reuse_score": 0.5, "version_id": 1, "consistency": "strong", "hlc": 0, "fingerprint_compat": ""}"#;
     let legacy = br#"{"schema_version": 2, "identity": {"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": "r", "payload_size": 5, "ttl": 1e-5, "reuse_score": 0.5, "version_id": 1}"#;
-    let mut frame = membrane_frame::example_frame();
+    let mut frame = membrane::example_frame();
     frame[3] = 0x04; // a v4 frame ...
     frame[4] = 0x04; // ... with schema 4
     let mut out = [0u8; 2048];

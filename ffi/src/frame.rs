@@ -1,10 +1,13 @@
 //! Reading a frame (SPEC §1) into a view that points into the caller's buffer.
 
-use super::identity::mbr_identity;
-use super::status::mbr_error;
-use super::{boundary, guard, input, invalid, non_null, put};
-use crate::frame::{Frame, ParseMode, ReadOptions, VerifyLevel, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN};
-use crate::json::DEFAULT_MAX_DEPTH;
+use crate::boundary::{boundary, guard, NO_DETAIL};
+use crate::identity::mbr_identity;
+use crate::out::Out;
+use crate::slice::input;
+use crate::status::mbr_error;
+use membrane::frame::{Frame, ParseMode, ReadOptions, VerifyLevel, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN};
+use membrane::json::DEFAULT_MAX_DEPTH;
+use membrane::Error;
 
 /// Level 0: header and lengths are consistent (SPEC §1.2). O(1).
 pub const MBR_LEVEL_LAYOUT: u32 = 0;
@@ -55,21 +58,23 @@ pub struct mbr_read_options {
 }
 
 /// The level with this `MBR_LEVEL_*` number, or `invalid_argument`.
-fn level_of(number: u32) -> Result<VerifyLevel, crate::Error> {
-    VerifyLevel::from_number(number).ok_or_else(|| invalid("level", "not an MBR_LEVEL_* number"))
+fn level_of(number: u32) -> Result<VerifyLevel, Error> {
+    VerifyLevel::from_number(number).ok_or(Error::invalid_argument("level", "not an MBR_LEVEL_* number"))
 }
 
 impl mbr_read_options {
-    /// The Rust options and mode, or `invalid_argument` for an unknown level or mode.
-    pub(crate) fn to_rust(self) -> Result<(ReadOptions, ParseMode), crate::Error> {
-        let level = level_of(self.level)?;
+    /// The Rust options, or `invalid_argument` for an unknown level or mode.
+    pub(crate) fn to_rust(self) -> Result<ReadOptions, Error> {
         let mode = match self.mode {
             MBR_MODE_EXACT => ParseMode::Exact,
             MBR_MODE_PREFIX => ParseMode::Prefix,
-            _ => return Err(invalid("mode", "not an MBR_MODE_* number")),
+            _ => return Err(Error::invalid_argument("mode", "not an MBR_MODE_* number")),
         };
-        let options = ReadOptions::new().level(level).identity_limit(self.identity_limit).max_depth(self.max_depth);
-        Ok((options, mode))
+        Ok(ReadOptions::new()
+            .level(level_of(self.level)?)
+            .mode(mode)
+            .identity_limit(self.identity_limit)
+            .max_depth(self.max_depth))
     }
 }
 
@@ -80,7 +85,10 @@ pub extern "C" fn mbr_read_options_default() -> mbr_read_options {
         let rust = ReadOptions::new();
         mbr_read_options {
             level: rust.level as u32,
-            mode: MBR_MODE_EXACT,
+            mode: match rust.mode {
+                ParseMode::Exact => MBR_MODE_EXACT,
+                ParseMode::Prefix => MBR_MODE_PREFIX,
+            },
             identity_limit: rust.identity_limit,
             max_depth: rust.json.max_depth,
         }
@@ -151,7 +159,7 @@ impl mbr_frame {
             has_payload_sha256: digest.is_some(),
             has_identity: frame.identity().is_some(),
             level: frame.level() as u32,
-            identity: frame.identity().cloned().map_or(mbr_identity::EMPTY, mbr_identity::holding),
+            identity: mbr_identity::holding(frame.identity().cloned()),
         }
     }
 }
@@ -161,13 +169,15 @@ impl mbr_frame {
 ///
 /// `(NULL, 0)` is an empty buffer (`MBR_TOO_SHORT`); an unknown level is
 /// `MBR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `buf` is NULL or points to `len` readable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_frame_check(buf: *const u8, len: usize, level: u32) -> u32 {
-    boundary(core::ptr::null_mut(), || {
+    boundary(NO_DETAIL, || {
         let level = level_of(level)?;
-        // SAFETY: the caller passes `len` readable bytes.
-        let buf = unsafe { input(buf, len, "buf")? };
-        Frame::parse_exact(buf, &ReadOptions::new().level(level)).map(|_| ())
+        let buf = input(buf, len, "buf")?;
+        Frame::parse_with(buf, &ReadOptions::new().level(level)).map(|_| ())
     })
 }
 
@@ -177,6 +187,11 @@ pub unsafe extern "C" fn mbr_frame_check(buf: *const u8, len: usize, level: u32)
 ///
 /// Returns `MBR_OK`, a SPEC §8 frame code (detail, with the byte offset, in `*error`),
 /// `MBR_INVALID_ARGUMENT` or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `buf` is NULL or points to `len` readable bytes, which stay alive and unchanged as
+/// long as the view is used; `out` and `error` are each NULL or point to a writable
+/// value of their type.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_frame_parse(
     buf: *const u8,
@@ -186,13 +201,10 @@ pub unsafe extern "C" fn mbr_frame_parse(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
-        let (options, mode) = options.to_rust()?;
-        // SAFETY: the caller passes `len` readable bytes, alive as long as the view.
-        let buf = unsafe { input(buf, len, "buf")? };
-        let (frame, rest) = Frame::parse_mode(buf, &options, mode)?;
-        // SAFETY: `out` is non-NULL and points to a writable mbr_frame.
-        unsafe { put(out, mbr_frame::of(&frame, rest)) };
+        let out = Out::new(out, "out")?;
+        let options = options.to_rust()?;
+        let (frame, rest) = Frame::parse_with(input(buf, len, "buf")?, &options)?;
+        out.write(mbr_frame::of(&frame, rest));
         Ok(())
     })
 }

@@ -2,17 +2,17 @@
 //! envelope into a caller buffer. One buffer or text per call; walking directories,
 //! atomic file replacement and reports are the caller's (SPEC §7.1 says how).
 
-use super::frame::mbr_read_options;
-use super::identity::{mbr_str, text};
-use super::status::mbr_error;
-use super::{boundary, guard, input, invalid, non_null, output, put};
-use crate::error::Error;
-use crate::frame::{ParseMode, ReadOptions};
-use crate::json::{Limits, DEFAULT_MAX_DEPTH};
-use crate::migrate::{
-    migrate_envelope_into, migrate_frame_in_place_with, plan_frame_migration, read_for_migration, EnvelopeMigration,
+use crate::boundary::{boundary, guard};
+use crate::frame::mbr_read_options;
+use crate::out::Out;
+use crate::slice::{in_buffer, input, mbr_str, output, text};
+use crate::status::mbr_error;
+use membrane::json::{Limits, DEFAULT_MAX_DEPTH};
+use membrane::migrate::{
+    migrate_envelope_into, migrate_frame_in_place_with, plan_frame_migration, EnvelopeMigration,
     EnvelopeMigrationOptions, FrameMigration, DEFAULT_TENANT,
 };
+use membrane::{Error, ParseMode, ReadOptions};
 
 /// Nothing to do: the input is a valid v5 frame or envelope already.
 pub const MBR_MIGRATION_ALREADY_V5: u32 = 0;
@@ -51,8 +51,8 @@ impl mbr_frame_migration {
 /// frame, so the mode must be `MBR_MODE_EXACT`.
 fn migration_options(options: mbr_read_options) -> Result<ReadOptions, Error> {
     match options.to_rust()? {
-        (options, ParseMode::Exact) => Ok(options),
-        (_, _) => Err(invalid("mode", "migration reads exactly one frame: mode must be MBR_MODE_EXACT")),
+        options if options.mode == ParseMode::Exact => Ok(options),
+        _ => Err(Error::invalid_argument("mode", "migration reads exactly one frame: mode must be MBR_MODE_EXACT")),
     }
 }
 
@@ -66,6 +66,10 @@ fn migration_options(options: mbr_read_options) -> Result<ReadOptions, Error> {
 /// field does not match it is `MBR_SCHEMA_MISMATCH`), `MBR_INVALID_ARGUMENT` (an
 /// unknown level, or a mode other than `MBR_MODE_EXACT`) or `MBR_NULL_POINTER`.
 /// `error` may be NULL.
+///
+/// # Safety
+/// `buf` is NULL or points to `len` readable bytes; `out` and `error` are each NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_plan_frame_migration(
     buf: *const u8,
@@ -75,13 +79,9 @@ pub unsafe extern "C" fn mbr_plan_frame_migration(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
+        let out = Out::new(out, "out")?;
         let options = migration_options(options)?;
-        // SAFETY: the caller passes `len` readable bytes.
-        let buf = unsafe { input(buf, len, "buf")? };
-        let migration = mbr_frame_migration::of(plan_frame_migration(buf, &options)?);
-        // SAFETY: `out` is non-NULL and points to a writable mbr_frame_migration.
-        unsafe { put(out, migration) };
+        out.write(mbr_frame_migration::of(plan_frame_migration(input(buf, len, "buf")?, &options)?));
         Ok(())
     })
 }
@@ -93,6 +93,10 @@ pub unsafe extern "C" fn mbr_plan_frame_migration(
 /// running the migration twice is the same as running it once.
 ///
 /// Returns as `mbr_plan_frame_migration`. `error` may be NULL.
+///
+/// # Safety
+/// `buf` is NULL or points to `len` writable bytes not used elsewhere during the call;
+/// `out` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_migrate_frame_in_place(
     buf: *mut u8,
@@ -102,13 +106,9 @@ pub unsafe extern "C" fn mbr_migrate_frame_in_place(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(out, "out")?;
+        let out = Out::new(out, "out")?;
         let options = migration_options(options)?;
-        // SAFETY: the caller passes `len` writable bytes, not aliased during the call.
-        let buf = unsafe { output(buf, len, "buf")? };
-        let migration = mbr_frame_migration::of(migrate_frame_in_place_with(buf, &options)?);
-        // SAFETY: `out` is non-NULL and points to a writable mbr_frame_migration.
-        unsafe { put(out, migration) };
+        out.write(mbr_frame_migration::of(migrate_frame_in_place_with(output(buf, len, "buf")?, &options)?));
         Ok(())
     })
 }
@@ -130,7 +130,7 @@ pub struct mbr_envelope_migration_options {
 #[no_mangle]
 pub extern "C" fn mbr_envelope_migration_options_default() -> mbr_envelope_migration_options {
     let defaults = || mbr_envelope_migration_options {
-        default_tenant: mbr_str { ptr: DEFAULT_TENANT.as_ptr().cast(), len: DEFAULT_TENANT.len() },
+        default_tenant: mbr_str::from_static(DEFAULT_TENANT),
         max_depth: DEFAULT_MAX_DEPTH,
     };
     guard(defaults(), defaults)
@@ -162,6 +162,11 @@ pub struct mbr_envelope_migration {
 /// `MBR_BUFFER_TOO_SMALL` (`error->needed` says how much), `MBR_INVALID_ARGUMENT` (a
 /// default tenant that is not a valid tenant id, or not UTF-8) or `MBR_NULL_POINTER`.
 /// `error` may be NULL.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes; `options.default_tenant` is
+/// readable; `out` is NULL or points to `capacity` writable bytes that overlap neither;
+/// `result` and `error` are each NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn mbr_migrate_envelope(
     json: *const u8,
@@ -173,23 +178,13 @@ pub unsafe extern "C" fn mbr_migrate_envelope(
     error: *mut mbr_error,
 ) -> u32 {
     boundary(error, || {
-        non_null(result, "result")?;
-        // SAFETY: the caller passes `len` readable bytes, a readable default tenant and
-        // `capacity` writable bytes that overlap neither.
-        let (json, tenant, out) = unsafe {
-            (input(json, len, "json")?, text(options.default_tenant, "default_tenant")?, output(out, capacity, "out")?)
-        };
+        let result = Out::new(result, "result")?;
+        let json = input(json, len, "json")?;
+        let tenant = text(options.default_tenant, "default_tenant")?;
+        let out = output(out, capacity, "out")?;
         let options =
             EnvelopeMigrationOptions { default_tenant: tenant, json: Limits { max_depth: options.max_depth } };
-        // Size the output first, so a buffer that is too small is left untouched.
-        let migrated = read_for_migration(json, &options)?;
-        if !migrated.is_noop() {
-            let needed = migrated.message.encoded_len();
-            if out.len() < needed {
-                return Err(Error::buffer_too_small(needed as u64).in_field("out"));
-            }
-        }
-        let outcome = match migrate_envelope_into(json, &options, out)? {
+        let outcome = match migrate_envelope_into(json, &options, out).map_err(|err| in_buffer(err, "out"))? {
             EnvelopeMigration::AlreadyV5 => {
                 mbr_envelope_migration { kind: MBR_MIGRATION_ALREADY_V5, from_version: 5, len: 0 }
             }
@@ -197,8 +192,7 @@ pub unsafe extern "C" fn mbr_migrate_envelope(
                 mbr_envelope_migration { kind: MBR_MIGRATION_LEGACY, from_version: u32::from(from_version), len }
             }
         };
-        // SAFETY: `result` is non-NULL and points to a writable mbr_envelope_migration.
-        unsafe { put(result, outcome) };
+        result.write(outcome);
         Ok(())
     })
 }

@@ -1,0 +1,76 @@
+//! The C ABI of membrane-frame (`include/membrane_frame.h`): `libmembrane_frame.a` and
+//! `libmembrane_frame.so`, a thin skin over the `membrane-frame` crate's public API.
+//!
+//! The conventions every entry point follows, each written once:
+//!
+//! * `boundary`: the return value is a `uint32_t` status — `0` (`MBR_OK`), a SPEC §8
+//!   code, a usage code from 100 up, or `MBR_PANIC` — and the body runs inside a panic
+//!   boundary; the optional `mbr_error *` detail is written only on failure;
+//! * `out`: out-parameters are NULL-checked before anything else happens and written
+//!   only on success;
+//! * `object`: objects (`mbr_identity`, `mbr_envelope`, the tables, ...) are Rust
+//!   values in caller-owned opaque storage with exported size and alignment, tagged so
+//!   that storage no call has filled is refused with `MBR_INVALID_STATE`; one accessor
+//!   helper reads a value out of one;
+//! * [`slice`]: byte ranges and strings from C (`(NULL, 0)` is the empty range),
+//!   strings into C buffers.
+//!
+//! Nothing is allocated and there is no global state. The concept modules follow:
+//! [`status`], [`identity`], [`frame`], [`digest`], [`writer`], [`stream`],
+//! [`envelope`], [`hlc`], [`migrate`], [`snapshot`], [`tombstone`], [`refcount`],
+//! [`version`].
+//!
+//! Unsafe code: the pointer work lives in `out`, `object`, [`slice`] and the two C
+//! callbacks ([`writer`], [`tombstone`]), each block with a `// SAFETY:` note. Those
+//! helpers take raw pointers without being `unsafe fn` (the rustls-ffi convention):
+//! they are crate-private and reached only from `unsafe extern "C"` entry points, whose
+//! `# Safety` sections state the pointer contract the helpers rely on.
+#![allow(non_camel_case_types)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+#![warn(missing_docs)]
+#![warn(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::todo,
+    clippy::unimplemented,
+    clippy::std_instead_of_core
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::std_instead_of_core
+    )
+)]
+
+mod boundary;
+pub mod digest;
+pub mod envelope;
+pub mod frame;
+pub mod hlc;
+pub mod identity;
+pub mod migrate;
+mod object;
+mod out;
+pub mod refcount;
+pub mod slice;
+pub mod snapshot;
+pub mod status;
+pub mod stream;
+pub mod tombstone;
+pub mod version;
+pub mod writer;
+
+// The C ABI called as C calls it: every entry point under a counting allocator (and
+// Miri), and the committed header against cbindgen's output. They live in tests/.
+#[cfg(test)]
+#[path = "../tests/c_header.rs"]
+mod c_header;
+#[cfg(test)]
+#[path = "../tests/no_alloc.rs"]
+mod no_alloc;
