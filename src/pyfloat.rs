@@ -2,9 +2,8 @@
 //!
 //! Every JSON text the original implementation wrote puts floats through `float.__repr__`
 //! (via `json.dumps`). The digits are the shortest decimal string that reads back as the
-//! same `f64`, which is what `core::fmt`'s `{:e}` produces (up to the tie rule below);
-//! this module lays those digits out the way CPython's `float_repr_style = 'short'`
-//! does:
+//! same `f64`, the closest of those (Ryū computes them, panic-free); this module lays
+//! those digits out the way CPython's `float_repr_style = 'short'` does:
 //!
 //! * decimal exponent `e` (of the form `d.ddd × 10^e`) with `-4 <= e < 16`: positional,
 //!   always with a `.` and at least one digit after it (`60.0`, `0.0001`,
@@ -13,8 +12,8 @@
 //!   `e`, the exponent's sign and at least two exponent digits (`1e-05`, `1e+16`,
 //!   `2.5e-05`, `1.2345678901234568e+17`, `5e-324`);
 //! * an exact tie between two shortest candidates goes to the even last digit, as in
-//!   CPython (`1234567890123456.25` is `1234567890123456.2`; `core::fmt` alone says
-//!   `.3`);
+//!   CPython (`1234567890123456.25` is `1234567890123456.2`; `core::fmt`'s `{:e}`
+//!   says `.3`);
 //! * a leading `-` for negative values, including `-0.0`;
 //! * `nan`, `inf`, `-inf` for the non-finite values (JSON writers reject those before
 //!   they get here).
@@ -61,31 +60,17 @@ impl<const N: usize> StackText<N> {
     }
 
     fn push(&mut self, bytes: &[u8]) {
-        let end = self.len.saturating_add(bytes.len());
-        if let Some(target) = self.buf.get_mut(self.len..end) {
-            target.copy_from_slice(bytes);
-            self.len = end;
-        }
+        let Some(target) = self.buf.get_mut(self.len..).and_then(|rest| rest.get_mut(..bytes.len())) else {
+            return;
+        };
+        target.copy_from_slice(bytes);
+        self.len += bytes.len();
     }
 
     fn push_zeros(&mut self, count: usize) {
         for _ in 0..count {
             self.push(b"0");
         }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
-    }
-}
-
-impl<const N: usize> fmt::Write for StackText<N> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
-        let target = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
-        target.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
     }
 }
 
@@ -102,107 +87,67 @@ impl Digits {
         self.buf.get(..self.count).unwrap_or(b"0")
     }
 
-    /// Read `core::fmt`'s `{:e}` output for a non-negative value (`1.2345e-7`, `5e-324`,
-    /// `0e0`), dropping trailing zeros of the digits.
-    fn from_exp_text(text: &[u8]) -> Digits {
+    /// Read a non-negative decimal in either notation Ryū writes (`0.0001`, `60.0`,
+    /// `1.2345e-7`, `5e-324`, `1e16`): its significant digits, without leading or
+    /// trailing zeros, and the decimal exponent of the first one.
+    fn from_text(text: &[u8]) -> Digits {
         let mut digits = Digits { buf: [0; 24], count: 0, exponent: 0 };
-        let mut exponent_negative = false;
-        let mut in_exponent = false;
+        // Digits before the point, counted from the first significant one (negative
+        // while only zeros after the point were seen).
+        let mut point: i32 = 0;
+        let (mut after_point, mut in_exponent, mut exponent_negative) = (false, false, false);
+        let mut written: i32 = 0;
         for &byte in text {
             match byte {
-                b'e' => in_exponent = true,
+                b'e' | b'E' => in_exponent = true,
                 b'-' if in_exponent => exponent_negative = true,
+                b'.' => after_point = true,
                 b'0'..=b'9' if in_exponent => {
-                    digits.exponent = digits.exponent.saturating_mul(10).saturating_add(i32::from(byte - b'0'));
+                    written = written.saturating_mul(10).saturating_add(i32::from(byte - b'0'));
                 }
+                // A leading zero after the point moves the first significant digit one
+                // place down; before the point it is no digit at all.
+                b'0' if digits.count == 0 && after_point => point = point.saturating_sub(1),
+                b'0' if digits.count == 0 => {}
                 b'0'..=b'9' => {
                     if let Some(slot) = digits.buf.get_mut(digits.count) {
                         *slot = byte;
                         digits.count += 1;
+                    }
+                    if !after_point {
+                        point = point.saturating_add(1);
                     }
                 }
                 _ => {}
             }
         }
         if exponent_negative {
-            digits.exponent = -digits.exponent;
+            written = -written;
         }
+        digits.exponent = point.saturating_sub(1).saturating_add(written);
         while digits.count > 1 && digits.buf.get(digits.count - 1) == Some(&b'0') {
             digits.count -= 1;
         }
         if digits.count == 0 {
-            // Unreachable for a finite value; keep the output well-formed regardless.
+            // Zero.
             if let Some(first) = digits.buf.first_mut() {
                 *first = b'0';
             }
             digits.count = 1;
+            digits.exponent = 0;
         }
         digits
     }
-
-    /// Whether these digits, read back, give exactly `value`.
-    fn reads_back_as(&self, value: f64) -> bool {
-        let mut text = StackText::<MAX_REPR_LEN>::new();
-        text.push(self.as_slice());
-        let _ =
-            fmt::Write::write_fmt(&mut text, format_args!("e{}", self.exponent.saturating_sub(self.count as i32 - 1)));
-        core::str::from_utf8(text.bytes())
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            .is_some_and(|back| back.to_bits() == value.to_bits())
-    }
-}
-
-/// `value` (finite, non-negative) formatted by `core::fmt` with `args`, as digits.
-fn format_digits(args: fmt::Arguments<'_>) -> Digits {
-    let mut text = StackText::<MAX_REPR_LEN>::new();
-    // Cannot overflow 32 bytes for an f64 with at most 17 significant digits.
-    let _ = fmt::Write::write_fmt(&mut text, args);
-    Digits::from_exp_text(text.bytes())
-}
-
-/// Whether a finite, positive `value` lies exactly halfway between two decimals of
-/// `digits.count` significant digits (so both are equally close).
-///
-/// With `value = M × 2^E`, `M` odd, and `10^q` the unit of the last digit, the value is
-/// a tie iff `2 × value / 10^q` is an odd integer, which works out to `q == E + 1` and,
-/// for `q > 0`, `5^q` dividing `M`.
-fn is_exact_tie(value: f64, digits: &Digits) -> bool {
-    let bits = value.to_bits();
-    let biased = ((bits >> 52) & 0x7FF) as i32;
-    let fraction = bits & ((1 << 52) - 1);
-    let (mantissa, exponent) = if biased == 0 { (fraction, -1074) } else { (fraction | (1 << 52), biased - 1075) };
-    if mantissa == 0 {
-        return false;
-    }
-    let zeros = mantissa.trailing_zeros();
-    let (odd, exponent) = (mantissa >> zeros, exponent + zeros as i32);
-    let unit = digits.exponent - (digits.count as i32 - 1);
-    if unit != exponent + 1 {
-        return false;
-    }
-    if unit <= 0 {
-        return true;
-    }
-    5u64.checked_pow(unit.unsigned_abs()).is_some_and(|power| odd % power == 0)
 }
 
 /// Shortest round-trip digits of a finite, non-negative `f64`, as CPython's `repr`
-/// chooses them: `{:e}` gives the shortest digits and the closest such string, but
-/// breaks an exact tie upwards; CPython (David Gay's `dtoa`, mode 0) takes the even
-/// last digit, which `{:.N$e}` (correctly rounded, ties to even) reproduces.
+/// chooses them (David Gay's `dtoa`, mode 0: the shortest digits that read back as the
+/// value, the closest of those, an exact tie to the even last digit). Ryū makes the
+/// same choice, ties included; it is used rather than `core::fmt`'s `{:e}`, which
+/// breaks ties upwards and whose code can panic, because every C entry point of the
+/// no_std library is proven panic-free (scripts/ffi-panic-check.sh).
 fn shortest_digits(magnitude: f64) -> Digits {
-    let shortest = format_digits(format_args!("{magnitude:e}"));
-    if shortest.count < 2 || !is_exact_tie(magnitude, &shortest) {
-        return shortest;
-    }
-    let precision = shortest.count - 1;
-    let even = format_digits(format_args!("{magnitude:.precision$e}"));
-    if even.count <= shortest.count && even.reads_back_as(magnitude) {
-        even
-    } else {
-        shortest
-    }
+    Digits::from_text(ryu::Buffer::new().format_finite(magnitude).as_bytes())
 }
 
 impl PyFloat {
@@ -272,10 +217,13 @@ fn layout_scientific(out: &mut StackText<MAX_REPR_LEN>, digits: &[u8], exponent:
         out.push(rest);
     }
     out.push(if exponent < 0 { b"e-" } else { b"e+" });
-    let magnitude = exponent.unsigned_abs();
-    let mut text = StackText::<8>::new();
-    let _ = fmt::Write::write_fmt(&mut text, format_args!("{magnitude:02}"));
-    out.push(text.bytes());
+    // At least two digits (an f64's decimal exponent has at most three).
+    let magnitude = exponent.unsigned_abs().min(999);
+    let hundreds = (magnitude / 100) as u8;
+    if hundreds > 0 {
+        out.push(&[b'0' + hundreds]);
+    }
+    out.push(&[b'0' + (magnitude / 10 % 10) as u8, b'0' + (magnitude % 10) as u8]);
 }
 
 impl fmt::Display for PyFloat {

@@ -382,7 +382,7 @@ impl<'s, V> Map<'s, V> {
         if live.is_sorted_by(|a, b| a.entry.key <= b.entry.key) {
             return;
         }
-        live.sort_unstable_by(|a, b| a.entry.key.cmp(&b.entry.key));
+        heapsort(live, |a, b| a.entry.key < b.entry.key);
         for slot in self.slots.iter_mut() {
             slot.index = [0; 2];
         }
@@ -526,9 +526,66 @@ impl<'s> Nodes<'s> {
     }
 }
 
+/// Sort `items` in place by `less`: heapsort, O(n log n) with no allocation. Written
+/// here rather than calling `sort_unstable_by` because core's sort has panicking paths
+/// the compiler cannot remove, and the tables are inside the C ABI's panic proof
+/// (scripts/ffi-panic-check.sh); every access below is checked without a panic.
+fn heapsort<T>(items: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    for root in (0..items.len() / 2).rev() {
+        sift_down(items, root, &less);
+    }
+    for end in (1..items.len()).rev() {
+        if let Some((first, rest)) = items.split_first_mut() {
+            if let Some(last) = rest.get_mut(end - 1) {
+                core::mem::swap(first, last);
+            }
+        }
+        if let Some(heap) = items.get_mut(..end) {
+            sift_down(heap, 0, &less);
+        }
+    }
+}
+
+/// Move `items[root]` down the max-heap `items` until both children are not greater.
+fn sift_down<T>(items: &mut [T], mut root: usize, less: &impl Fn(&T, &T) -> bool) {
+    loop {
+        let Some(mut child) = root.checked_mul(2).and_then(|twice| twice.checked_add(1)) else { return };
+        let (Some(left), right) = (items.get(child), items.get(child + 1)) else { return };
+        if right.is_some_and(|right| less(left, right)) {
+            child += 1;
+        }
+        let Some((head, tail)) = items.split_at_mut_checked(child) else { return };
+        let (Some(parent), Some(larger)) = (head.get_mut(root), tail.first_mut()) else { return };
+        if !less(parent, larger) {
+            return;
+        }
+        core::mem::swap(parent, larger);
+        root = child;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heapsort_sorts_like_the_standard_sort() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in (0..70).chain([255, 256, 1000]) {
+            let mut items: std::vec::Vec<u32> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % 50) as u32
+                })
+                .collect();
+            let mut expected = items.clone();
+            expected.sort();
+            heapsort(&mut items, |a, b| a < b);
+            assert_eq!(items, expected, "len {len}");
+        }
+    }
 
     fn map(slots: &mut [Slot<u32>]) -> Map<'_, u32> {
         Map::new(slots, 7)

@@ -2,8 +2,20 @@
 
 use crate::out::Out;
 use crate::status::{self, mbr_error};
-use core::panic::AssertUnwindSafe;
 use membrane::Error;
+
+/// Run `body`, turning an unwinding panic into `Err`. With `std`, `catch_unwind`;
+/// without, panics abort and none is reachable (the panic proof), so this is a call.
+#[cfg(feature = "std")]
+fn catch<T>(body: impl FnOnce() -> T) -> Result<T, ()> {
+    #[allow(clippy::std_instead_of_core)] // unwinding needs std
+    std::panic::catch_unwind(core::panic::AssertUnwindSafe(body)).map_err(|_| ())
+}
+
+#[cfg(not(feature = "std"))]
+fn catch<T>(body: impl FnOnce() -> T) -> Result<T, ()> {
+    Ok(body())
+}
 
 /// Run the body of an entry point inside a panic boundary.
 ///
@@ -12,8 +24,7 @@ use membrane::Error;
 pub(crate) fn boundary(detail: *mut mbr_error, body: impl FnOnce() -> Result<(), Error>) -> u32 {
     // `detail` is the one optional pointer: NULL means "no detail wanted".
     let detail = Out::new(detail, "error").ok();
-    #[allow(clippy::std_instead_of_core)] // unwinding needs std
-    match std::panic::catch_unwind(AssertUnwindSafe(body)) {
+    match catch(body) {
         Ok(Ok(())) => status::MBR_OK,
         Ok(Err(err)) => {
             if let Some(detail) = detail {
@@ -35,8 +46,7 @@ pub(crate) const NO_DETAIL: *mut mbr_error = core::ptr::null_mut();
 
 /// A panic boundary for the few entry points that return a value rather than a status.
 pub(crate) fn guard<T>(fallback: T, body: impl FnOnce() -> T) -> T {
-    #[allow(clippy::std_instead_of_core)] // unwinding needs std
-    std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
+    catch(body).unwrap_or(fallback)
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@
 //! helpers take raw pointers without being `unsafe fn` (the rustls-ffi convention):
 //! they are crate-private and reached only from `unsafe extern "C"` entry points, whose
 //! `# Safety` sections state the pointer contract the helpers rely on.
+#![cfg_attr(not(feature = "std"), no_std)]
 #![allow(non_camel_case_types)]
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 #![warn(missing_docs)]
@@ -65,6 +66,27 @@ pub mod stream;
 pub mod tombstone;
 pub mod version;
 pub mod writer;
+
+/// Without `std` panics abort (the targets have no unwinding) and no entry point can
+/// reach one: scripts/ffi-panic-check.sh builds the library with `--cfg
+/// membrane_panic_proof`, where this handler calls a function that does not exist, and
+/// links every entry point with `--gc-sections`. The handler is kept only for the link.
+#[cfg(all(not(feature = "std"), not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    #[cfg(membrane_panic_proof)]
+    {
+        extern "C" {
+            fn membrane_frame_panic_is_reachable() -> !;
+        }
+        // SAFETY: never called: the proof build fails to link if this is reachable.
+        unsafe { membrane_frame_panic_is_reachable() }
+    }
+    #[cfg(not(membrane_panic_proof))]
+    loop {
+        core::hint::spin_loop();
+    }
+}
 
 // The C ABI called as C calls it: every entry point under a counting allocator (and
 // Miri), and the committed header against cbindgen's output. They live in tests/.

@@ -73,11 +73,11 @@ pub(crate) fn bytes_of(chars: &mut [c_char]) -> &mut [u8] {
 /// Copy the decoded value of `value` and a NUL into `buf`; returns the length without
 /// the NUL, or `buffer_too_small` (length + 1, field `buf`) with `buf` untouched.
 pub(crate) fn copy_decoded(value: &JsonStr<'_>, buf: &mut [u8]) -> Result<usize, Error> {
-    let needed = value.decoded_len() + 1;
     let too_small = |needed: usize| Error::buffer_too_small(needed as u64).in_field("buf");
-    let (text, nul) = buf.get_mut(..needed).ok_or(too_small(needed))?.split_at_mut(needed - 1);
-    let written = value.unescape_into(text).map_err(|n| too_small(n + 1))?.len();
-    nul.fill(0);
+    let needed = value.decoded_len().saturating_add(1);
+    let (nul, text) = buf.get_mut(..needed).and_then(<[u8]>::split_last_mut).ok_or(too_small(needed))?;
+    let written = value.unescape_into(text).map_err(|n| too_small(n.saturating_add(1)))?.len();
+    *nul = 0;
     Ok(written)
 }
 

@@ -1,0 +1,41 @@
+/*
+ * Reset for QEMU's mps2-an386: the vector table, then turn on the FPU (the library is
+ * built for thumbv7em-none-eabihf, hard float) before the C library's start-up code
+ * (rdimon-crt0's _start: .bss, the semihosting console, main, exit) runs any of it.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+extern void _start(void);
+extern uint32_t __stack;
+
+void reset_handler(void);
+void fault_handler(void);
+
+void reset_handler(void) {
+    /* CPACR: full access to CP10 and CP11 (the FPU). */
+    *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;
+    __asm volatile("dsb\n\tisb" ::: "memory");
+    _start();
+    for (;;) {
+    }
+}
+
+/* Any fault is a failed run: say so on the semihosting console and stop QEMU. */
+void fault_handler(void) {
+    fputs("baremetal: FAULT (hard fault, memory or usage fault)\n", stdout);
+    exit(3);
+}
+
+/* The initial stack pointer, then the reset and the fault handlers (Cortex-M). */
+struct vector_table {
+    void *stack_top;
+    void (*handlers[15])(void);
+};
+
+__attribute__((section(".vectors"), used)) const struct vector_table vector_table = {
+    &__stack,
+    {reset_handler, fault_handler, fault_handler, fault_handler, fault_handler, fault_handler, 0, 0, 0, 0,
+     fault_handler, fault_handler, 0, fault_handler, fault_handler},
+};
