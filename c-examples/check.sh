@@ -12,8 +12,9 @@
 # ASan+UBSan, and under valgrind memcheck (no errors, no leaks of any kind); the
 # vector tests (frames; envelopes, compat hashes, migration: they need the vectors, a
 # missing folder FAILS); the NULL-argument test and
-# its coverage of every function in the header; ctest; `make install` and builds
-# through pkg-config, static and shared.
+# its coverage of every function in the header; ctest; `make install` into a fresh
+# prefix and consumers built against it through pkg-config and find_package, static
+# and shared.
 set -u
 cd "$(dirname "$0")" || exit 1
 unset MAKEFLAGS MFLAGS
@@ -124,30 +125,51 @@ ctest_run() {
     (cd "$BUILD/cmake" && ctest --output-on-failure -j 2)
 }
 
-pkgconfig_build() {
+# `make install` into a fresh prefix: the layout (headers in include/membrane_frame/,
+# one .pc, the CMake package), then consumers built the two usual ways against it.
+install_stage() {
     stage=$BUILD/stage
-    rm -rf "$stage" "$BUILD/pkgconfig-bin"
+    rm -rf "$stage" "$BUILD/pkgconfig-bin" "$BUILD/consumer"
     mkdir -p "$BUILD/pkgconfig-bin"
     "$MAKE" --no-print-directory install PREFIX="$stage" || return 1
-    PKG_CONFIG_PATH=$stage/lib/pkgconfig
-    export PKG_CONFIG_PATH
-    echo "membrane_frame $(pkg-config --modversion membrane_frame): $(pkg-config --cflags --libs membrane_frame)"
-    echo "membrane_frame-static: $(pkg-config --libs membrane_frame-static)"
-    # shellcheck disable=SC2046
-    "$CC" -std=c99 $WARN -O2 validate_mmap.c $(pkg-config --cflags --libs membrane_frame) \
-        -Wl,-rpath,"$(pkg-config --variable=libdir membrane_frame)" -o "$BUILD/pkgconfig-bin/validate_mmap_shared" &&
-        "$CC" -std=c99 $WARN -O2 validate_mmap.c $(pkg-config --cflags --libs membrane_frame-static) \
-            -o "$BUILD/pkgconfig-bin/validate_mmap_static" || return 1
-    # The shared build really loads the installed library; the static one needs none.
-    ldd "$BUILD/pkgconfig-bin/validate_mmap_shared" | grep "$stage/lib/libmembrane_frame.so" || return 1
-    # It records the SONAME, which the installed link resolves to the versioned file.
+    for file in include/membrane_frame/membrane_frame.h include/membrane_frame/membrane_frame.hpp \
+        lib/libmembrane_frame.a lib/pkgconfig/membrane_frame.pc lib/cmake/membrane_frame/membrane_frameConfig.cmake \
+        lib/cmake/membrane_frame/membrane_frameConfigVersion.cmake; do
+        [ -f "$stage/$file" ] || { echo "not installed: $file"; return 1; }
+    done
+    # The shared library: the versioned file, the SONAME link to it, the development link.
     soname=$(readelf -d "$stage/lib/libmembrane_frame.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
     echo "SONAME: ${soname:-none}"
     case $soname in libmembrane_frame.so.[0-9]*) ;; *) return 1 ;; esac
-    readelf -d "$BUILD/pkgconfig-bin/validate_mmap_shared" | grep -F "(NEEDED)" | grep -F "[$soname]" || return 1
     [ -L "$stage/lib/$soname" ] && [ -f "$(readlink -f "$stage/lib/$soname")" ] || return 1
-    if ldd "$BUILD/pkgconfig-bin/validate_mmap_static" | grep -q membrane_frame; then return 1; fi
+}
+
+pkgconfig_build() {
+    PKG_CONFIG_PATH=$stage/lib/pkgconfig
+    export PKG_CONFIG_PATH
+    echo "membrane_frame $(pkg-config --modversion membrane_frame): $(pkg-config --cflags --libs membrane_frame)"
+    echo "  --static: $(pkg-config --static --libs membrane_frame)"
+    # shellcheck disable=SC2046
+    "$CC" -std=c99 $WARN -O2 validate_mmap.c $(pkg-config --cflags --libs membrane_frame) \
+        -Wl,-rpath,"$(pkg-config --variable=libdir membrane_frame)" -o "$BUILD/pkgconfig-bin/validate_mmap_shared" &&
+        "$CC" -static -std=c99 $WARN -O2 validate_mmap.c $(pkg-config --static --cflags --libs membrane_frame) \
+            -o "$BUILD/pkgconfig-bin/validate_mmap_static" || return 1
+    # The shared build really loads the installed library, by its SONAME; the static one
+    # needs none.
+    ldd "$BUILD/pkgconfig-bin/validate_mmap_shared" | grep "$stage/lib/libmembrane_frame.so" || return 1
+    readelf -d "$BUILD/pkgconfig-bin/validate_mmap_shared" | grep -F "(NEEDED)" | grep -F "[$soname]" || return 1
+    if readelf -d "$BUILD/pkgconfig-bin/validate_mmap_static" 2>/dev/null | grep -q "(NEEDED)"; then return 1; fi
     "$BUILD/pkgconfig-bin/validate_mmap_shared" "$RUN/static.bin" && "$BUILD/pkgconfig-bin/validate_mmap_static" "$RUN/static.bin"
+}
+
+cmake_consumer() {
+    cmake -S consumer -B "$BUILD/consumer" -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_C_FLAGS="$WARN" >"$BUILD/consumer.configure.log" 2>&1 || { cat "$BUILD/consumer.configure.log"; return 1; }
+    grep "membrane_frame " "$BUILD/consumer.configure.log"
+    cmake --build "$BUILD/consumer" -j 2 || return 1
+    readelf -d "$BUILD/consumer/consumer_shared" | grep -F "(NEEDED)" | grep -F "[$soname]" || return 1
+    if readelf -d "$BUILD/consumer/consumer_static" | grep -q "libmembrane_frame"; then return 1; fi
+    "$BUILD/consumer/consumer_shared" "$RUN/static.bin" && "$BUILD/consumer/consumer_static" "$RUN/static.bin"
 }
 
 echo "c-examples: library $LIB_DIR, vectors $MEMBRANE_VECTORS"
@@ -174,7 +196,9 @@ run_programs valgrind "$BUILD/static" $VALGRIND
 
 step "cmake: configure and build (static + shared, -Werror)" cmake_build
 step "cmake: ctest" ctest_run
-step "pkg-config: make install, build static and shared through pkg-config, run" pkgconfig_build
+step "install: make install into a fresh prefix (include/membrane_frame/, one .pc, CMake package, SONAME)" install_stage
+step "install: pkg-config consumers, shared and --static, run" pkgconfig_build
+step "install: find_package(membrane_frame CONFIG) consumers, shared and static, run" cmake_consumer
 
 echo "c-examples: finished in $(($(date +%s) - started)) s"
 echo "c-examples: $passed passed, $failed failed"
