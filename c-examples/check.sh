@@ -112,7 +112,7 @@ have_tools() {
     for tool in "$CC" "$CXX" cmake pkg-config valgrind readelf; do
         command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
     done
-    [ -z "$missing" ] || { echo "missing:$missing (run c-examples/install-deps.sh)"; return 1; }
+    [ -z "$missing" ] || { echo "missing:$missing (run scripts/install-deps.sh)"; return 1; }
 }
 
 cmake_build() {

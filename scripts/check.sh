@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The one command that runs every check of the project: Rust tests (including the
-# vector conformance suite), the no_std proofs, Miri, the C ABI header freshness and
-# the C/C++ examples. Each step prints a banner; the last line is
-# `check: N passed, N failed`. A step that cannot run here FAILS or says so loudly —
-# it is never counted as a pass.
+# vector conformance suite), the no_std proofs, Miri, fuzzing, the C ABI header
+# freshness, the C/C++ examples, the installed library and the bare-metal build. It
+# first installs what it needs (scripts/install-deps.sh; MEMBRANE_NO_INSTALL=1 skips
+# that). Each step prints a banner; the last line is `check: N passed, N failed`. A
+# step that cannot run here FAILS or says so loudly, with the command that installs
+# what it lacks — it is never counted as a pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -29,13 +31,21 @@ step() {
     fi
 }
 
+# loud WHAT [HOW]: a step that could not run, and the command that makes it run.
 loud() {
-    notices+=("$1")
+    local what=$1 how=${2:-}
+    [ -n "$how" ] && what="$what -- install with: $how"
+    notices+=("$what")
     echo
     echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
-    echo "!!! NOT RUN: $1"
+    echo "!!! NOT RUN: $what"
     echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
 }
+
+if [ "${MEMBRANE_NO_INSTALL:-0}" != 1 ]; then
+    echo "=================== installing what the checks need (scripts/install-deps.sh)"
+    bash scripts/install-deps.sh
+fi
 
 vectors=${MEMBRANE_VECTORS:-$(pwd)/../shared/vectors}
 if [ ! -f "$vectors/frames.jsonl" ]; then
@@ -46,12 +56,14 @@ export MEMBRANE_VECTORS=$vectors
 if command -v rustfmt >/dev/null 2>&1; then
     step "rustfmt" cargo fmt --all -- --check
 else
-    loud "rustfmt is not installed: formatting not checked"
+    loud "rustfmt is not installed: formatting not checked" "rustup component add rustfmt"
 fi
 step "clippy (all targets, warnings are errors)" cargo clippy --workspace --all-targets -- -D warnings
-step "cargo test (lib, integration, vectors, properties, doc)" cargo test --workspace
+# --no-fail-fast: one failing test binary does not keep the others from running.
+step "cargo test (lib, integration, vectors, properties, doc)" cargo test --workspace --no-fail-fast
 step "cargo test --no-default-features (core without std)" cargo test --no-default-features --lib
 step "benchmarks compile" cargo bench --no-run
+step "docs: cargo doc --workspace without warnings" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # no_std, proof 1: the core builds for a bare-metal target that has no std at all.
 if rustup target list --installed 2>/dev/null | grep -qx thumbv7em-none-eabihf ||
@@ -59,7 +71,7 @@ if rustup target list --installed 2>/dev/null | grep -qx thumbv7em-none-eabihf |
     step "no_std: core builds for thumbv7em-none-eabihf" \
         cargo rustc --lib --no-default-features --target thumbv7em-none-eabihf --crate-type rlib
 else
-    loud "rustup cannot add thumbv7em-none-eabihf here: the bare-metal no_std build did not run (the host no_std link below still runs)"
+    loud "rustup cannot add thumbv7em-none-eabihf here: the bare-metal no_std build did not run (the host no_std link below still runs)" "rustup target add thumbv7em-none-eabihf"
 fi
 # no_std, proof 2: the core links into a #![no_std] host program with its own panic
 # handler, and the program's verdicts are right.
@@ -69,6 +81,9 @@ step "no_std: freestanding host program links and runs" \
 # handler calls an undefined symbol, so a reachable panic fails the link
 # (docs/reliability.md); the program then runs over every vector.
 step "panic-free: read/verify paths link with a panic handler that does not exist" bash scripts/panic-check.sh
+# The same proof for the C library without std: every function of the header, linked
+# with --gc-sections, reaches no panic (so the no_std panic boundary is a plain call).
+step "panic-free: every C entry point of the no_std C library" bash scripts/ffi-panic-check.sh
 # The panic-free float conversion equals str::parse::<f64> bit for bit on 2 million
 # generated tokens, hard cases included (release mode: about half a minute).
 step "float conversion = str::parse::<f64> on 2 000 000 tokens (release)" \
@@ -82,7 +97,7 @@ if cargo +nightly miri --version >/dev/null 2>&1; then
     step "miri: C ABI (ffi/: every entry point through raw pointers)" \
         env MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test --quiet -p membrane-frame-ffi --lib
 else
-    loud "no nightly toolchain with Miri here: undefined-behaviour check did not run"
+    loud "no nightly toolchain with Miri here: undefined-behaviour check did not run" "rustup component add --toolchain nightly miri rust-src"
 fi
 
 # Fuzzing smoke run: every cargo-fuzz target for 30 s, two at a time (about five minutes
@@ -90,13 +105,22 @@ fi
 if cargo +nightly fuzz --version >/dev/null 2>&1; then
     step "fuzz: every cargo-fuzz target, 30 s each (seeded from the vectors)" bash scripts/fuzz.sh 30 2
 else
-    loud "cargo-fuzz or nightly is missing: the fuzz targets did not run (.ci/run installs cargo-fuzz)"
+    loud "cargo-fuzz or nightly is missing: the fuzz targets did not run" "cargo install cargo-fuzz --locked --version 0.13.1"
 fi
 
 if [ -f c-examples/Makefile ]; then
-    step "C and C++ examples (Makefile, CMake, sanitizers, valgrind, C vector test)" make -C c-examples check
+    step "C and C++ examples (Makefile, CMake, sanitizers, valgrind, C vector tests, install + consumers)" \
+        make -C c-examples check
 else
     loud "c-examples/Makefile is missing: the C ABI was not exercised"
+fi
+# The no_std C library for a Cortex-M4F, run under QEMU over the frame vectors.
+if command -v arm-none-eabi-gcc >/dev/null 2>&1 && command -v qemu-system-arm >/dev/null 2>&1; then
+    step "bare metal: thumbv7em-none-eabihf library under qemu-system-arm (make -C c-examples baremetal-check)" \
+        make -C c-examples baremetal-check
+else
+    loud "arm-none-eabi-gcc or qemu-system-arm is missing: the bare-metal check did not run" \
+        "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
 fi
 
 echo

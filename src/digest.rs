@@ -113,6 +113,12 @@ impl fmt::Display for Sha256Digest {
 }
 
 /// 64 lower-case hex digits of a digest, on the stack.
+///
+/// ```
+/// let hex = membrane_frame::Sha256Digest::of(b"").to_hex();
+/// assert!(hex.as_str().starts_with("e3b0c442"));
+/// assert_eq!(hex.as_bytes().len(), 64);
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HexDigest([u8; 64]);
 

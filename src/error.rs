@@ -11,6 +11,14 @@ use core::fmt;
 ///
 /// `Schema`: wrong format or version — do not retry, maybe migrate. `Corrupt`: our
 /// format, damaged bytes. `Usage` and `Io` are API misuse and environment failures.
+///
+/// ```
+/// use membrane_frame::{ErrorClass, Frame};
+/// # let mut bytes = membrane_frame::example_frame();
+/// bytes[3] = 0x04; // a v4 magic: schema, not damage
+/// assert_eq!(Frame::parse(&bytes).unwrap_err().class(), ErrorClass::Schema);
+/// assert_eq!(Frame::parse(&bytes[..10]).unwrap_err().class(), ErrorClass::Corrupt);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum ErrorClass {

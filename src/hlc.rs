@@ -41,6 +41,17 @@ pub const LOGICAL_BITS: u32 = 16;
 pub const MAX_PHYSICAL_MS: u64 = (1 << (64 - LOGICAL_BITS)) - 1;
 
 /// A packed hybrid logical clock value.
+///
+/// ```
+/// use membrane_frame::Hlc;
+/// let local = Hlc::pack(1_700_000_000_000, 0)?;
+/// let next = local.tick(1_700_000_000_000)?; // the same millisecond: logical + 1
+/// assert_eq!(next.unpack(), (1_700_000_000_000, 1));
+/// let remote = Hlc::pack(1_700_000_000_005, 3)?;
+/// let merged = next.merge(remote, 0)?;
+/// assert!(merged > remote && merged > next);
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Hlc(pub u64);
 

@@ -42,6 +42,12 @@ const SCI_BELOW: i32 = -4;
 const SCI_FROM: i32 = 16;
 
 /// The `repr` of one `f64`, held on the stack.
+///
+/// ```
+/// use membrane_frame::pyfloat::PyFloat;
+/// assert_eq!(PyFloat::new(0.1).as_str(), "0.1");
+/// assert_eq!(PyFloat::new(1e22).to_string(), "1e+22");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PyFloat {
     buf: [u8; MAX_REPR_LEN],

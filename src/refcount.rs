@@ -42,6 +42,19 @@ impl Slot<RefValue> {
 /// Capacity is `slots.len()` hashes and `min(nodes.len(), 128)` distinct node ids at
 /// once; running out is `table_full` (nothing is evicted, the table is unchanged). A
 /// hash or node id that is not 1–128 characters is `invalid_argument`.
+///
+/// ```
+/// use membrane_frame::refcount::{RefCounts, RefSlot};
+/// use membrane_frame::table::NodeSlot;
+/// let (mut slots, mut nodes) = ([RefSlot::EMPTY; 8], [NodeSlot::EMPTY; 4]);
+/// let mut counts = RefCounts::new(&mut slots, &mut nodes);
+/// counts.acquire("h1", "node-a")?;
+/// counts.acquire("h1", "node-b")?;
+/// assert_eq!(counts.holders("h1").count(), 2);
+/// assert!(!counts.release("h1", "node-a")); // node-b still holds it
+/// assert!(counts.release("h1", "node-b")); // now nobody does: the entry is gone
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 pub struct RefCounts<'s> {
     map: Map<'s, RefValue>,
     nodes: Nodes<'s>,

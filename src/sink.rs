@@ -5,7 +5,21 @@
 
 use core::convert::Infallible;
 
-/// A destination for bytes.
+/// A destination for bytes, for every writer of the crate.
+///
+/// ```
+/// use membrane_frame::{ByteSink, CountingSink, SliceSink};
+/// # let bytes = membrane_frame::example_frame();
+/// # let identity = membrane_frame::Frame::parse(&bytes)?.identity().unwrap().clone();
+/// let mut counter = CountingSink::default();
+/// let Ok(()) = identity.write_canonical(&mut counter);
+/// let mut buf = [0u8; 512];
+/// let mut sink = SliceSink::new(&mut buf);
+/// identity.write_canonical(&mut sink).unwrap();
+/// assert_eq!(sink.len() as u64, counter.0);
+/// assert_eq!(sink.written(), identity.source().unwrap()); // the canonical text, as stored
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 pub trait ByteSink {
     /// What a failed write reports.
     type Error;

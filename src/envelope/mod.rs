@@ -76,6 +76,12 @@ pub const FIELD_NAMES: [&str; 11] = [
 ];
 
 /// The replication consistency an envelope asks for.
+///
+/// ```
+/// use membrane_frame::Consistency;
+/// assert_eq!(Consistency::from_name("quorum"), Some(Consistency::Quorum));
+/// assert_eq!(Consistency::default().name(), "strong");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Consistency {
     /// `strong` (the default migration fills in).
@@ -125,6 +131,23 @@ impl fmt::Display for Consistency {
 /// Two messages are equal when their values are: strings compare decoded (`"\u00e9"`
 /// equals `"é"`), floats bit for bit (`-0.0` is not `0.0`: they are written
 /// differently), and the text a message was parsed from does not matter.
+///
+/// ```
+/// use membrane_frame::{Consistency, FragmentMessage};
+/// # let bytes = membrane_frame::example_frame();
+/// # let identity = membrane_frame::Frame::parse(&bytes)?.identity().unwrap().clone();
+/// let built = FragmentMessage::builder("tenant-a", identity)
+///     .payload_size(5)
+///     .consistency(Consistency::Quorum)
+///     .derive_fingerprint_compat()
+///     .build()?;
+/// let mut text = [0u8; 1024];
+/// let len = built.write_into(&mut text)?; // the Python nodes' to_bytes, byte for byte
+/// let read = FragmentMessage::parse(&text[..len])?;
+/// assert!(read.is_canonical() && read == built);
+/// assert_eq!(read.tenant_id().as_str(), Some("tenant-a"));
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct FragmentMessage<'a> {
     source: Option<&'a [u8]>,

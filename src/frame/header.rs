@@ -23,6 +23,16 @@ pub const MIN_FRAME_PREFIX: usize = HEADER_LEN + 8;
 pub const DEFAULT_IDENTITY_LIMIT: u32 = 64 * 1024;
 
 /// The fixed header at the start of every frame. All integers little-endian.
+///
+/// ```
+/// use membrane_frame::frame::{FrameHeader, HeaderKind, MAGIC_V5};
+/// # let bytes = membrane_frame::example_frame();
+/// let header = FrameHeader::read(&bytes).unwrap();
+/// assert_eq!((header.magic, header.kind()), (MAGIC_V5, HeaderKind::V5));
+/// let frame = membrane_frame::Frame::parse(&bytes)?;
+/// assert_eq!(header.identity_len.get() as usize, frame.identity_json().len());
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct FrameHeader {
@@ -68,6 +78,14 @@ const _: () = assert!(core::mem::size_of::<FrameHeader>() == HEADER_LEN);
 /// What the magic and schema fields (bytes 0..6) make of a buffer: the decision table
 /// of SPEC §1.1 checks 2–4 and §7.1, in one place for the reader, the migration and
 /// the tools.
+///
+/// ```
+/// use membrane_frame::frame::{HeaderKind, MAGIC_V2, MAGIC_V4, MAGIC_V5};
+/// assert_eq!(HeaderKind::of(MAGIC_V2, 2), HeaderKind::Legacy { version: 2 });
+/// assert_eq!(HeaderKind::of(MAGIC_V5, 4), HeaderKind::HalfMigrated { schema: 4 });
+/// assert!(HeaderKind::of(MAGIC_V4, 5).migratable().is_err()); // schema_mismatch
+/// assert!(!HeaderKind::of(*b"JUNK", 5).needs_migration());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HeaderKind {
     /// The v5 magic with schema 5.

@@ -9,6 +9,17 @@ use crate::identity::PayloadIdentity;
 use crate::json::Limits;
 
 /// How much a reader proves (SPEC §1.2). Each level includes the ones before it.
+///
+/// ```
+/// use membrane_frame::{ErrorCode, Frame, ReadOptions, VerifyLevel};
+/// # let mut bytes = membrane_frame::example_frame();
+/// let last = bytes.len() - 1;
+/// bytes[last] ^= 1; // damage the trailer
+/// let at = |level| Frame::parse_with(&bytes, &ReadOptions::new().level(level)).map(|_| ()).map_err(|e| e.code());
+/// assert_eq!(at(VerifyLevel::Identity), Ok(())); // the payload is not hashed
+/// assert_eq!(at(VerifyLevel::Trailer), Err(ErrorCode::TrailerMismatch));
+/// assert_eq!(VerifyLevel::from_name("full"), Some(VerifyLevel::Full));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u32)]
 pub enum VerifyLevel {
@@ -56,6 +67,17 @@ impl VerifyLevel {
 }
 
 /// Whether the buffer must hold exactly one frame (SPEC §1.3).
+///
+/// ```
+/// use membrane_frame::{ErrorCode, Frame, ParseMode, ReadOptions};
+/// # let one = membrane_frame::example_frame();
+/// let two = [one.as_slice(), one.as_slice()].concat();
+/// let exact = Frame::parse_with(&two, &ReadOptions::new());
+/// assert_eq!(exact.unwrap_err().code(), ErrorCode::TrailingBytes);
+/// let (_, rest) = Frame::parse_with(&two, &ReadOptions::new().mode(ParseMode::Prefix))?;
+/// assert_eq!(rest, one.as_slice());
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ParseMode {
     /// Files and blobs: bytes after the frame are `trailing_bytes`.
@@ -132,6 +154,18 @@ impl ReadOptions {
 
 /// A frame read in place: every slice points into the caller's buffer, split once
 /// when the frame was read.
+///
+/// ```
+/// use membrane_frame::{Frame, ReadOptions, VerifyLevel};
+/// # let bytes = membrane_frame::example_frame();
+/// let (frame, rest) = Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Full))?;
+/// assert!(rest.is_empty());
+/// assert_eq!((frame.len(), frame.payload()), (bytes.len(), &b"hello"[..]));
+/// assert_eq!(&bytes[frame.payload_offset()..][..5], frame.payload()); // in place
+/// assert_eq!(frame.trailer(), frame.payload_digest().unwrap().trailer());
+/// assert_eq!(frame.identity().unwrap().model_id().as_str(), Some("llama-3-8b"));
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame<'a> {
     bytes: &'a [u8],

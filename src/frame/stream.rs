@@ -102,6 +102,20 @@ pub struct StreamVerifier<'b> {
 }
 
 /// The result of a successful streamed verification.
+///
+/// ```
+/// use membrane_frame::{ReadOptions, StreamVerifier};
+/// # let bytes = membrane_frame::example_frame();
+/// let mut identity = [0u8; 1024];
+/// let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
+/// for chunk in bytes.chunks(10) {
+///     verifier.feed(chunk)?;
+/// }
+/// let verified = verifier.finish()?;
+/// assert_eq!((verified.payload_len(), verified.frame_len()), (5, bytes.len() as u64));
+/// assert_eq!(verified.identity().unwrap().model_id().as_str(), Some("llama-3-8b"));
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamedFrame<'b> {
     identity_json: Option<&'b [u8]>,

@@ -126,6 +126,21 @@ impl<E: fmt::Debug> fmt::Display for WriteError<E> {
 impl<E: fmt::Debug> core::error::Error for WriteError<E> {}
 
 /// What a [`ChunkedFrameWriter`] reports when it finishes.
+///
+/// ```
+/// use membrane_frame::{ChunkedFrameWriter, Frame, SliceSink};
+/// # let bytes = membrane_frame::example_frame();
+/// # let identity = membrane_frame::Frame::parse(&bytes)?.identity().unwrap().clone();
+/// let mut out = [0u8; 1024];
+/// let mut writer = ChunkedFrameWriter::begin(&identity, 5, SliceSink::new(&mut out)).unwrap();
+/// writer.write_payload(b"hel").unwrap();
+/// writer.write_payload(b"lo").unwrap();
+/// let (outcome, sink) = writer.finish().unwrap();
+/// assert!(outcome.payload_hash_matches);
+/// assert_eq!(outcome.frame_len as usize, sink.len());
+/// assert_eq!(Frame::parse(sink.written())?.payload(), b"hello");
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkedOutcome {
     /// SHA-256 of the payload fed.

@@ -40,6 +40,13 @@ pub const FIELD_NAMES: [&str; 10] = [
 ];
 
 /// An inclusive `[start, end]` pair as stored in `layer_range`, `head_range`, `token_span`.
+///
+/// ```
+/// use membrane_frame::InclusiveRange;
+/// let layers = InclusiveRange::new(0, 31);
+/// assert_eq!((layers.start, layers.end), (0, 31));
+/// assert_eq!(InclusiveRange::ALL_HEADS, InclusiveRange::new(-1, -1));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct InclusiveRange {
     /// First index, inclusive.

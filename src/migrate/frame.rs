@@ -7,6 +7,15 @@ use crate::frame::{verify_as_v5, Frame, HeaderKind, ParseMode, ReadOptions, Veri
 pub const V5_HEAD: [u8; 6] = [0xC0, 0xDE, 0x01, 0x05, 0x05, 0x00];
 
 /// What migrating a frame does (or, from [`plan_frame_migration`], would do).
+///
+/// ```
+/// use membrane_frame::migrate::{migrate_frame_in_place, FrameMigration};
+/// # let mut bytes = membrane_frame::example_frame();
+/// bytes[4] = 2; // a v5 magic with the schema field still 2: half migrated
+/// assert_eq!(migrate_frame_in_place(&mut bytes)?, FrameMigration::HalfMigrated { schema: 2 });
+/// assert!(!migrate_frame_in_place(&mut bytes)?.rewrites());
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FrameMigration {
     /// Already a v5 frame that passes the reader: nothing to write.

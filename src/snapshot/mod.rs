@@ -360,6 +360,18 @@ impl<'a> Iterator for ReplicaNodeIter<'a> {
 }
 
 /// A validated cluster snapshot (SPEC §5), parsed from a text or built from values.
+///
+/// ```
+/// use membrane_frame::snapshot::Snapshot;
+/// let built = Snapshot::builder(7, 1700000000.5).primary_map(&[("h1", "node-a")]).build()?;
+/// let mut text = [0u8; 512];
+/// let len = built.write_into(&mut text)?;
+/// let read = Snapshot::parse(&text[..len])?;
+/// assert!(read.is_canonical());
+/// assert_eq!(read.cluster_epoch(), 7);
+/// assert_eq!(read.primary_map().get("h1").and_then(|node| node.as_str()), Some("node-a"));
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Snapshot<'a> {
     source: Option<&'a [u8]>,
@@ -463,6 +475,15 @@ impl<'a> Snapshot<'a> {
 /// The maps are slices sorted by key (Rust's `str` order, which is code-point order:
 /// `slice.sort_unstable_by(|a, b| a.0.cmp(b.0))`) without repeats, so that writing
 /// needs no allocation.
+///
+/// ```
+/// use membrane_frame::snapshot::Snapshot;
+/// let replicas: &[(&str, &[&str])] = &[("h1", &["node-b", "node-c"])];
+/// let snapshot = Snapshot::builder(3, 1.5).replica_map(replicas).server(10, 1).build()?;
+/// assert_eq!(snapshot.replica_map().get("h1").map(|nodes| nodes.len()), Some(2));
+/// assert_eq!((snapshot.request_count(), snapshot.error_count()), (10, 1));
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SnapshotBuilder<'a> {
     cluster_epoch: u64,

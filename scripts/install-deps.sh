@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Install what the test command (scripts/check.sh) needs beyond a Rust toolchain, a C
+# compiler and Python 3 — the same on a fresh machine, a developer's and CI:
+#   Debian packages   cmake pkg-config valgrind (C/C++ checks), gcc-arm-none-eabi
+#                     libnewlib-arm-none-eabi qemu-system-arm (bare-metal check)
+#   Python packages   protobuf, grpcio-tools (tests/proto_interop.rs), pinned
+#   rustup            the thumbv7em-none-eabihf target; nightly with miri and rust-src
+#   cargo install     cargo-fuzz (pinned)
+# Idempotent: each piece is checked first and installed only when missing. Nothing
+# here fails the run: whatever cannot be installed is reported, and check.sh then says
+# NOT RUN for the steps that need it, with the command that installs it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "install-deps: $*"; }
+
+# ---- Debian packages ----
+apt_missing=()
+need_tool() { command -v "$1" >/dev/null 2>&1 || apt_missing+=("$2"); }
+need_tool cmake cmake
+need_tool pkg-config pkg-config
+need_tool valgrind valgrind
+need_tool arm-none-eabi-gcc gcc-arm-none-eabi
+need_tool qemu-system-arm qemu-system-arm
+# newlib is a library, not a tool: look for its semihosting specs file.
+[ -n "$(find /usr/lib/arm-none-eabi -name rdimon.specs -print -quit 2>/dev/null)" ] ||
+    apt_missing+=(libnewlib-arm-none-eabi)
+if [ ${#apt_missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${apt_missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if command -v apt-get >/dev/null 2>&1 &&
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" \
+            >/dev/null; then
+        say "installed ${apt_missing[*]}"
+    else
+        say "could not install ${apt_missing[*]} (apt-get install ${apt_missing[*]})"
+    fi
+else
+    say "Debian packages present (cmake, pkg-config, valgrind, gcc-arm-none-eabi, newlib, qemu-system-arm)"
+fi
+
+# ---- Python packages (pinned) ----
+if python3 -c 'import google.protobuf, grpc_tools' >/dev/null 2>&1; then
+    say "Python protobuf and grpcio-tools present"
+else
+    say "installing Python protobuf==7.36.2 grpcio-tools==1.85.1"
+    python3 -m pip install --quiet --disable-pip-version-check 'protobuf==7.36.2' 'grpcio-tools==1.85.1' ||
+        say "could not install protobuf/grpcio-tools (python3 -m pip install protobuf==7.36.2 grpcio-tools==1.85.1)"
+fi
+
+# ---- rustup: the bare-metal target, nightly Miri ----
+if command -v rustup >/dev/null 2>&1; then
+    rustup target list --installed 2>/dev/null | grep -qx thumbv7em-none-eabihf ||
+        rustup target add thumbv7em-none-eabihf >/dev/null 2>&1 ||
+        say "could not add thumbv7em-none-eabihf (rustup target add thumbv7em-none-eabihf)"
+    if rustup toolchain list | grep -q '^nightly'; then
+        if ! cargo +nightly miri --version >/dev/null 2>&1; then
+            say "adding Miri to nightly"
+            rustup component add --toolchain nightly miri rust-src >/dev/null 2>&1 ||
+                say "could not add Miri (rustup component add --toolchain nightly miri rust-src)"
+        fi
+        # The sysroot Miri builds once; quiet when it is there.
+        cargo +nightly miri setup >/dev/null 2>&1 || say "cargo +nightly miri setup failed"
+    else
+        say "no nightly toolchain: Miri and fuzzing cannot run (rustup toolchain install nightly)"
+    fi
+else
+    say "no rustup: cannot add the bare-metal target or Miri"
+fi
+
+# ---- cargo-fuzz (pinned) ----
+if cargo fuzz --version >/dev/null 2>&1; then
+    say "cargo-fuzz present"
+else
+    say "installing cargo-fuzz 0.13.1"
+    cargo install --quiet cargo-fuzz --locked --version 0.13.1 ||
+        say "could not install cargo-fuzz (cargo install cargo-fuzz --locked --version 0.13.1)"
+fi
+exit 0
