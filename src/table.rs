@@ -571,7 +571,9 @@ mod tests {
     #[test]
     fn heapsort_sorts_like_the_standard_sort() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        for len in (0..70).chain([255, 256, 1000]) {
+        let lengths: std::vec::Vec<usize> =
+            if cfg!(miri) { (0..20).chain([64]).collect() } else { (0..70).chain([255, 256, 1000]).collect() };
+        for len in lengths {
             let mut items: std::vec::Vec<u32> = (0..len)
                 .map(|_| {
                     state ^= state << 13;
