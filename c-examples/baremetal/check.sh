@@ -5,7 +5,7 @@
 # Cortex-M4F): vectors_check.c (every frame vector at the trailer and full levels,
 # one-shot and streamed; a frame written and read back) and test_null_args.c (every
 # function of the header). Reports the library's share of each image; last line
-# "baremetal-check: N passed, M failed".
+# "baremetal-check: N passed, M failed" over the checks of both programs.
 # Environment (from the Makefile): ROOT, LIB, BUILD, MEMBRANE_VECTORS, ARM_CC, QEMU_ARM.
 set -u
 arm_flags="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os -ffunction-sections -fdata-sections"
@@ -13,6 +13,8 @@ here="$ROOT/c-examples/baremetal"
 mkdir -p "$BUILD"
 passed=0
 failed=0
+checks_passed=0
+checks_failed=0
 
 run() { # name source...
     name=$1
@@ -25,6 +27,7 @@ run() { # name source...
         cat "$BUILD/$name.link.log"
         echo "FAIL  $name: did not link"
         failed=$((failed + 1))
+        checks_failed=$((checks_failed + 1))
         return
     fi
     timeout 600 "$QEMU_ARM" -M mps2-an386 -nographic -monitor none -serial none \
@@ -38,16 +41,21 @@ run() { # name source...
         if [ "$status" -eq 0 ]; then
             echo "PASS  $name under QEMU: ${last#*: }; libmembrane_frame in the image: $size"
             passed=$((passed + 1))
+            counts=${last#*: }
+            checks_passed=$((checks_passed + ${counts%% passed*}))
             return
         fi
         ;;
     esac
     echo "FAIL  $name under QEMU (exit $status): $last (log: $BUILD/$name.log)"
     failed=$((failed + 1))
+    checks_failed=$((checks_failed + 1))
 }
 
 run vectors_check "$here/vectors_check.c"
 # The NULL-argument test: plain C99 and stdio, so it runs on the board as it is.
 run test_null_args "$ROOT/c-examples/test_null_args.c"
-echo "baremetal-check: $passed passed, $failed failed"
+echo "baremetal-check: $passed of 2 programs passed"
+# Every check of both programs on the board (a program that failed to run counts once).
+echo "baremetal-check: $checks_passed passed, $checks_failed failed"
 [ "$failed" -eq 0 ]
