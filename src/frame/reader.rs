@@ -169,10 +169,10 @@ impl ReadOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame<'a> {
     bytes: &'a [u8],
-    header: FrameHeader,
+    header: &'a FrameHeader,
     identity_json: &'a [u8],
     payload: &'a [u8],
-    trailer: [u8; 8],
+    trailer: &'a [u8; 8],
     level: VerifyLevel,
     identity: Option<PayloadIdentity<'a>>,
     payload_digest: Option<Sha256Digest>,
@@ -249,9 +249,9 @@ pub(crate) fn read_u64_le(bytes: &[u8]) -> u64 {
 }
 
 /// Check 1, and the header at the start of `buf`.
-fn read_header(buf: &[u8]) -> Result<FrameHeader, Error> {
+fn read_header(buf: &[u8]) -> Result<&FrameHeader, Error> {
     match FrameHeader::read(buf) {
-        Some(header) if buf.len() >= MIN_FRAME_PREFIX => Ok(*header),
+        Some(header) if buf.len() >= MIN_FRAME_PREFIX => Ok(header),
         _ => Err(Error::new(ErrorCode::TooShort, "shorter than a header and payload length").at(buf.len() as u64)),
     }
 }
@@ -259,14 +259,13 @@ fn read_header(buf: &[u8]) -> Result<FrameHeader, Error> {
 /// A buffer split after checks 1–7: the identity JSON, and what follows it (at least
 /// the 8 bytes of `payload_len`).
 struct Head<'a> {
-    header: FrameHeader,
     identity_json: &'a [u8],
     tail: &'a [u8],
 }
 
 /// Checks 2–7 of `header` (the header of `buf`, or what it would be after migration).
-fn split_head<'a>(buf: &'a [u8], header: FrameHeader, options: &ReadOptions) -> Result<Head<'a>, Error> {
-    check_header(&header)?;
+fn split_head<'a>(buf: &'a [u8], header: &FrameHeader, options: &ReadOptions) -> Result<Head<'a>, Error> {
+    check_header(header)?;
     let identity_len = header.identity_len.get();
     let overrun = || {
         Error::new(ErrorCode::IdentityOverrun, "identity and payload_len run past the end")
@@ -280,13 +279,13 @@ fn split_head<'a>(buf: &'a [u8], header: FrameHeader, options: &ReadOptions) -> 
         .filter(|(_, tail)| tail.len() >= 8)
         .ok_or_else(overrun)?;
     check_identity_limit(identity_len, options)?;
-    Ok(Head { header, identity_json, tail })
+    Ok(Head { identity_json, tail })
 }
 
 /// The rest of a buffer split after checks 10–11: payload, trailer, what follows.
 struct Body<'a> {
     payload: &'a [u8],
-    trailer: [u8; 8],
+    trailer: &'a [u8; 8],
     rest: &'a [u8],
 }
 
@@ -307,17 +306,17 @@ fn split_body<'a>(tail: &'a [u8], identity_end: usize, mode: ParseMode) -> Resul
         let total = identity_end + 8 + payload.len() + 8;
         return Err(Error::new(ErrorCode::TrailingBytes, "bytes follow the frame").at(total as u64));
     }
-    Ok(Body { payload, trailer: *trailer, rest })
+    Ok(Body { payload, trailer, rest })
 }
 
 /// Checks 1–13 on `buf` as if its first six bytes were the v5 magic and schema: the
 /// verdict a migrated copy would get (SPEC §7.1), without writing anything. Exact mode;
 /// the trailer and `payload_hash` are checked as `options.level` asks.
 pub(crate) fn verify_as_v5(buf: &[u8], options: &ReadOptions) -> Result<(), Error> {
-    let mut header = read_header(buf)?;
+    let mut header = *read_header(buf)?;
     header.magic = MAGIC_V5;
     header.schema = zerocopy::little_endian::U16::new(SCHEMA_V5);
-    let head = split_head(buf, header, options)?;
+    let head = split_head(buf, &header, options)?;
     let identity = parse_identity(head.identity_json, options)?;
     let body = split_body(head.tail, HEADER_LEN + head.identity_json.len(), ParseMode::Exact)?;
     check_payload(&body, HEADER_LEN + head.identity_json.len() + 8, &identity, options).map(|_| ())
@@ -335,11 +334,36 @@ fn check_payload(
         return Ok(None);
     }
     let digest = Sha256Digest::of(body.payload);
-    check_trailer(&digest, body.trailer, (payload_start + body.payload.len()) as u64)?;
+    check_trailer(&digest, *body.trailer, (payload_start + body.payload.len()) as u64)?;
     if options.level == VerifyLevel::Full {
         check_payload_hash(identity, &digest)?;
     }
     Ok(Some(digest))
+}
+
+/// `assemble!(buf, header, head, body, level, identity, payload_digest)`: `Ok((Frame, rest))`
+/// for the two read paths. A macro rather than a function: a frame is a few hundred
+/// bytes (nearly all the optional identity); built in place in the caller's slot it
+/// costs a few stores, built in a temporary and moved it costs a copy of the whole,
+/// which doubled the layout-level parse.
+macro_rules! assemble {
+    ($buf:expr, $header:expr, $head:expr, $body:expr, $level:expr, $identity:expr, $digest:expr) => {{
+        // `body.rest` is a suffix of `buf`, so the frame is what comes before it.
+        let frame_len = $buf.len().saturating_sub($body.rest.len());
+        Ok((
+            Frame {
+                bytes: $buf.get(..frame_len).unwrap_or($buf),
+                header: $header,
+                identity_json: $head.identity_json,
+                payload: $body.payload,
+                trailer: $body.trailer,
+                level: $level,
+                identity: $identity,
+                payload_digest: $digest,
+            },
+            $body.rest,
+        ))
+    }};
 }
 
 impl<'a> Frame<'a> {
@@ -383,44 +407,22 @@ impl<'a> Frame<'a> {
     /// the verified path and copy an absent identity around: most of its cost otherwise.
     #[inline(never)]
     fn read_layout(buf: &'a [u8], options: &ReadOptions) -> Result<(Frame<'a>, &'a [u8]), Error> {
-        let head = split_head(buf, read_header(buf)?, options)?;
+        let header = read_header(buf)?;
+        let head = split_head(buf, header, options)?;
         let body = split_body(head.tail, HEADER_LEN + head.identity_json.len(), options.mode)?;
-        Ok(Frame::assemble(buf, head, body, options.level, None, None))
+        assemble!(buf, header, head, body, options.level, None, None)
     }
 
     /// Checks 1–11, and 12–13 at the levels that ask for them.
     #[inline(never)]
     fn read_verified(buf: &'a [u8], options: &ReadOptions) -> Result<(Frame<'a>, &'a [u8]), Error> {
-        let head = split_head(buf, read_header(buf)?, options)?;
+        let header = read_header(buf)?;
+        let head = split_head(buf, header, options)?;
         let identity = parse_identity(head.identity_json, options)?;
         let identity_end = HEADER_LEN + head.identity_json.len();
         let body = split_body(head.tail, identity_end, options.mode)?;
         let payload_digest = check_payload(&body, identity_end + 8, &identity, options)?;
-        Ok(Frame::assemble(buf, head, body, options.level, Some(identity), payload_digest))
-    }
-
-    #[inline(always)]
-    fn assemble(
-        buf: &'a [u8],
-        head: Head<'a>,
-        body: Body<'a>,
-        level: VerifyLevel,
-        identity: Option<PayloadIdentity<'a>>,
-        payload_digest: Option<Sha256Digest>,
-    ) -> (Frame<'a>, &'a [u8]) {
-        // `body.rest` is a suffix of `buf`, so the split always succeeds.
-        let (bytes, rest) = buf.split_at_checked(buf.len().saturating_sub(body.rest.len())).unwrap_or((buf, &[]));
-        let frame = Frame {
-            bytes,
-            header: head.header,
-            identity_json: head.identity_json,
-            payload: body.payload,
-            trailer: body.trailer,
-            level,
-            identity,
-            payload_digest,
-        };
-        (frame, rest)
+        assemble!(buf, header, head, body, options.level, Some(identity), payload_digest)
     }
 
     /// The frame's own bytes (without anything that followed it).
@@ -440,7 +442,7 @@ impl<'a> Frame<'a> {
 
     /// The 14-byte header.
     pub fn header(&self) -> FrameHeader {
-        self.header
+        *self.header
     }
 
     /// The identity JSON exactly as stored.
@@ -465,7 +467,7 @@ impl<'a> Frame<'a> {
 
     /// The stored trailer.
     pub fn trailer(&self) -> [u8; 8] {
-        self.trailer
+        *self.trailer
     }
 
     /// SHA-256 of the payload (computed at the trailer level and above).
