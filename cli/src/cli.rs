@@ -18,7 +18,7 @@ Examples:
 
 Exit status: 0 all good, 1 something invalid, 2 usage or I/O error.";
 
-/// Verify, inspect, pack and unpack Membrane v5 KV-cache frames.
+/// Verify, inspect, pack, unpack and migrate Membrane v5 KV-cache frames; check envelopes.
 #[derive(Debug, Parser)]
 #[command(name = "membrane-frame", version, about, after_help = MAIN_EXAMPLES, propagate_version = true)]
 pub struct Cli {
@@ -52,6 +52,17 @@ pub enum Command {
     /// Write a sample corpus of synthetic KV-cache frames (some damaged) and verify it.
     #[command(after_help = DEMO_EXAMPLES)]
     Demo(DemoArgs),
+    /// Print a shell completion script: `membrane-frame completions bash > /etc/bash_completion.d/membrane-frame`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `membrane-frame man > /usr/local/share/man/man1/membrane-frame.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Subcommand)]
@@ -75,7 +86,9 @@ are kept and reported). Schema 2-4 envelopes get the SPEC section 7.2 defaults.
 Each rewrite goes to a temporary file beside the original, is fsynced and verified, and
 then renamed over it (the directory is fsynced too): a crash leaves every file either
 original or migrated. Running it again changes nothing.
-Exit status: 0 nothing left to migrate, 1 something could not be migrated, 2 I/O error.";
+Exit status of a dry run: 0 nothing would change, 1 something would be rewritten or cannot
+be migrated, 2 I/O error. With --write: 0 everything is v5 now, 1 something could not be
+migrated, 2 I/O error.";
 
 const ENVELOPE_EXAMPLES: &str = "\
 Examples:
@@ -276,6 +289,13 @@ pub struct PackArgs {
     /// Set payload_hash to the SHA-256 of the payload (it may be missing or empty in ID.json).
     #[arg(long)]
     pub fill_payload_hash: bool,
+    /// Replace OUT if it exists (by default an existing file is left alone: exit 2).
+    #[arg(long)]
+    pub force: bool,
+    /// Write the frame even when payload_hash is not the payload's SHA-256 (it then
+    /// passes the trailer level but fails the full level). By default nothing is written: exit 1.
+    #[arg(long)]
+    pub allow_hash_mismatch: bool,
 }
 
 #[derive(Debug, Args)]
@@ -303,7 +323,8 @@ pub struct FingerprintArgs {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Write the corpus here and keep it (default: a temporary directory, removed afterwards).
+    /// Write the corpus here and keep it: a new or empty directory (default: a temporary
+    /// directory, removed afterwards).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Keep the temporary directory.

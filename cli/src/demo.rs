@@ -302,6 +302,18 @@ pub fn run(args: &DemoArgs) -> u8 {
                 output::complain(dir, format_args!("cannot create directory: {err}"));
                 return EXIT_ERROR;
             }
+            // The corpus is verified as a whole: files of the user's would mix with it.
+            match fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
+                Ok(false) => {}
+                Ok(true) => {
+                    output::complain(dir, "is not empty; the demo writes into a new or empty directory");
+                    return EXIT_ERROR;
+                }
+                Err(err) => {
+                    output::complain(dir, format_args!("cannot read directory: {err}"));
+                    return EXIT_ERROR;
+                }
+            }
             dir.clone()
         }
         None => match TempDir::new("membrane-demo") {

@@ -173,12 +173,8 @@ impl Checker<'_> {
                 .field("exit_status", status);
             format!("{}\n", JsonObject::new().object("summary", summary).finish())
         } else {
-            let mut text = format!(
-                "\nchecked {} envelopes: {} valid, {} invalid",
-                self.valid + self.invalid,
-                self.valid,
-                self.invalid
-            );
+            let checked = output::plural(self.valid + self.invalid, "envelope");
+            let mut text = format!("\nchecked {checked}: {} valid, {} invalid", self.valid, self.invalid);
             if self.unreadable > 0 {
                 text.push_str(&format!(", {} unreadable", self.unreadable));
             }

@@ -9,6 +9,7 @@
 
 mod cli;
 mod demo;
+mod docs;
 mod envelope;
 mod fsutil;
 mod inspect;
@@ -43,6 +44,8 @@ fn main() -> ExitCode {
         cli::Command::Migrate(args) => migrate::run(&args),
         cli::Command::Envelope(cli::EnvelopeCommand::Check(args)) => envelope::run(&args),
         cli::Command::Demo(args) => demo::run(&args),
+        cli::Command::Completions(args) => docs::completions(args.shell),
+        cli::Command::Man => docs::man(),
     };
     ExitCode::from(status)
 }

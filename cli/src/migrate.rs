@@ -511,7 +511,8 @@ impl<'a> Report<'a> {
     fn finish(mut self) -> u8 {
         let status = if self.unreadable > 0 || self.output_failed {
             EXIT_ERROR
-        } else if self.left_alone > 0 || self.kept_lines > 0 {
+        } else if self.left_alone > 0 || self.kept_lines > 0 || (!self.args.write && self.rewritten > 0) {
+            // A dry run that finds work to do fails, so it can gate a job (as `black --check`).
             EXIT_INVALID
         } else {
             EXIT_OK

@@ -119,6 +119,15 @@ pub fn frame_error(err: impl Into<Problem>) -> String {
     err.into().to_string()
 }
 
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `membrane-frame: PATH: message` on stderr.
 pub fn complain(path: &Path, message: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "membrane-frame: {}: {message}", path.display());

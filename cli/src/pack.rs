@@ -11,7 +11,7 @@ use membrane_frame::{
     ChunkedFrameWriter, Error, ErrorCode, IoSink, PayloadIdentity, ReadOptions, Sha256Digest, Sha256Hasher,
     StreamVerifier, WriteError,
 };
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -89,6 +89,15 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
         None => parsed,
     };
 
+    if !args.force && fs::symlink_metadata(&args.output).is_ok() {
+        return Err(Failure {
+            status: EXIT_ERROR,
+            message: format!("{}: exists; nothing written (--force replaces it)", args.output.display()),
+        });
+    }
+    // Set when the payload's digest turns out not to be payload_hash: the temporary file
+    // is then thrown away instead of renamed over OUT.
+    let mut hash_mismatch = false;
     let written = fsutil::replace_atomically(
         &args.output,
         None,
@@ -108,11 +117,28 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
             }
             let (outcome, _) = writer.finish().map_err(write_error)?;
             sink.flush()?;
+            if !outcome.payload_hash_matches && !args.allow_hash_mismatch {
+                hash_mismatch = true;
+                return Err(io::Error::other("payload_hash does not match the payload"));
+            }
             Ok(outcome)
         },
         |_| Ok(()),
-    )
-    .map_err(|err| Failure::io(&args.output, "cannot write frame", &err))?;
+    );
+    let written = match written {
+        Ok(written) => written,
+        Err(_) if hash_mismatch => {
+            return Err(Failure {
+                status: EXIT_INVALID,
+                message: format!(
+                    "{}: payload_hash is not the SHA-256 of the payload, so the frame would fail the full \
+                     level; nothing written (--fill-payload-hash sets it, --allow-hash-mismatch writes it anyway)",
+                    args.identity.display()
+                ),
+            })
+        }
+        Err(err) => return Err(Failure::io(&args.output, "cannot write frame", &err)),
+    };
 
     output::say(format_args!(
         "wrote {}: {} bytes (payload {} bytes), fingerprint {}",
@@ -125,7 +151,7 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
         output::complain(
             &args.output,
             "warning: payload_hash is not the SHA-256 of the payload; the frame fails the full level \
-             (use --fill-payload-hash to set it)",
+             (written as asked by --allow-hash-mismatch)",
         );
     }
     Ok(())

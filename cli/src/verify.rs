@@ -200,14 +200,6 @@ pub fn verify_found(found: Vec<Found>, settings: &Settings) -> (Summary, Vec<Ver
     reporter.finish()
 }
 
-fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 fn found_path(item: &Found) -> &Path {
     match item {
         Found::File { path, .. } | Found::Unreadable { path, .. } | Found::Skipped { path, .. } => path,
@@ -393,12 +385,12 @@ impl<'s> Reporter<'s> {
         let workers = self.settings.jobs.min(s.files.max(1));
         let mut text = format!(
             "\nverified {} ({}) at the {} level in {:.2} s, {}, {}\n",
-            plural(s.files, "file"),
+            output::plural(s.files, "file"),
             output::bytes(s.bytes),
             self.settings.level.name(),
             s.seconds,
             output::rate(s.bytes, s.seconds),
-            plural(workers, "worker"),
+            output::plural(workers, "worker"),
         );
         if !s.codes.is_empty() {
             text.push_str(&format!("  {:<24} {:>7}  {}\n", "code", "files", "class"));

@@ -90,16 +90,32 @@ fn pack_then_unpack_round_trips_and_verifies_at_the_full_level() {
     let id = scratch.write("id.json", IDENTITY.as_bytes());
     let out = scratch.path().join("packed.frame");
 
-    // Without --fill-payload-hash the given payload_hash is kept (with a warning).
+    // A payload_hash that is not the payload's digest: nothing written, exit 1 ...
     let output = run_paths(&["pack", "--identity"], &[&id, Path::new("--payload"), &raw, Path::new("-o"), &out]);
+    assert_eq!(status(&output), 1, "{}", stderr(&output));
+    assert!(stderr(&output).contains("nothing written") && stderr(&output).contains("--allow-hash-mismatch"));
+    assert!(!out.exists());
+    // ... unless asked: then it is kept (with a warning).
+    let output = run_paths(
+        &["pack", "--allow-hash-mismatch", "--identity"],
+        &[&id, Path::new("--payload"), &raw, Path::new("-o"), &out],
+    );
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     assert!(stderr(&output).contains("warning: payload_hash"), "{}", stderr(&output));
     let written = fs::read(&out).unwrap();
     assert!(Frame::parse_with(&written, &ReadOptions::new()).is_ok());
     assert!(Frame::parse_with(&written, &ReadOptions::new().level(VerifyLevel::Full)).is_err());
 
+    // An existing OUT is left alone without --force.
     let output = run_paths(
         &["pack", "--fill-payload-hash", "--identity"],
+        &[&id, Path::new("--payload"), &raw, Path::new("--output"), &out],
+    );
+    assert_eq!(status(&output), 2, "{}", stderr(&output));
+    assert!(stderr(&output).contains("exists") && stderr(&output).contains("--force"));
+    assert_eq!(fs::read(&out).unwrap(), written);
+    let output = run_paths(
+        &["pack", "--fill-payload-hash", "--force", "--identity"],
         &[&id, Path::new("--payload"), &raw, Path::new("--output"), &out],
     );
     assert_eq!(status(&output), 0, "{}", stderr(&output));
@@ -145,6 +161,7 @@ fn pack_fills_a_missing_payload_hash_and_refuses_bad_identities() {
     );
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     assert!(Frame::parse_with(&fs::read(&out).unwrap(), &ReadOptions::new().level(VerifyLevel::Full)).is_ok());
+    fs::remove_file(&out).unwrap();
 
     for (bad, code) in [
         (IDENTITY.replace("bfloat16", "bfloat17"), "identity_field"),
@@ -246,4 +263,32 @@ fn demo_generates_and_verifies_a_sample_corpus() {
     assert_eq!(records.len(), 12);
     assert_eq!(records.iter().filter(|r| r["code"] == "trailer_mismatch").count(), 1);
     assert!(records.iter().all(|r| r["code"] == "ok" || r["code"] == "trailer_mismatch"));
+
+    // A directory with files of the user's in it is refused, and left as it was.
+    let output = run_paths(&["demo", "--out"], &[&bulk]);
+    assert_eq!(status(&output), 2);
+    assert!(stderr(&output).contains("is not empty"), "{}", stderr(&output));
+    let (again, _) = json_lines(&run_paths(&["verify", "--json"], &[&bulk]));
+    assert_eq!(again.len(), 12);
+}
+
+#[test]
+fn completions_and_the_manual_page_cover_every_command() {
+    for shell in ["bash", "zsh", "fish"] {
+        let output = run(&["completions", shell]);
+        assert_eq!(status(&output), 0, "{shell}: {}", stderr(&output));
+        let script = stdout(&output);
+        for command in ["verify", "inspect", "pack", "migrate", "envelope", "demo"] {
+            assert!(script.contains(command), "{shell} completion lacks {command}");
+        }
+    }
+    assert_eq!(status(&run(&["completions", "tcsh"])), 2, "an unknown shell is a usage error");
+    let output = run(&["man"]);
+    assert_eq!(status(&output), 0);
+    let page = stdout(&output);
+    assert!(page.contains(".TH membrane-frame 1"), "{page}");
+    assert!(page.contains("migrate") && page.contains("envelope"), "the page names every command");
+    // The one-line description names every command too.
+    let help = stdout(&run(&["--help"]));
+    assert!(help.lines().next().is_some_and(|line| line.contains("migrate") && line.contains("envelope check")));
 }

@@ -215,12 +215,19 @@ fn a_clean_tree_exits_zero_and_permissions_survive() {
     let v5 = frame(&bytes(5000, 1));
     let path = scratch.write("a.blob", &legacy(&v5, 4));
     fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    // A dry run that would rewrite something fails, so it can gate a job; nothing changes.
+    let (code, _, summary) = migrate(&[], scratch.path());
+    assert_eq!((code, summary["would_rewrite"].as_u64()), (1, Some(1)));
+    assert_eq!(fs::read(&path).unwrap(), legacy(&v5, 4));
     let (code, _, summary) = migrate(&["--write"], scratch.path());
     assert_eq!((code, summary["rewritten"].as_u64()), (0, Some(1)));
     assert_eq!(fs::read(&path).unwrap(), v5);
     assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
     let (code, _, summary) = migrate(&["--write"], scratch.path());
     assert_eq!((code, summary["unchanged"].as_u64()), (0, Some(1)));
+    // Once everything is v5, the dry run passes.
+    let (code, _, summary) = migrate(&[], scratch.path());
+    assert_eq!((code, summary["would_rewrite"].as_u64()), (0, Some(0)));
 }
 
 #[test]
@@ -306,6 +313,8 @@ fn envelope_check_reads_json_and_json_lines() {
     assert_eq!(summary["blank_lines"], 1);
     let output = run_paths(&["envelope", "check"], &[&many]);
     assert!(stdout(&output).contains("many.jsonl:3: envelope_version"), "{}", stdout(&output));
-    assert_eq!(status(&run_paths(&["envelope", "check"], &[&one])), 0);
+    let output = run_paths(&["envelope", "check"], &[&one]);
+    assert_eq!(status(&output), 0);
+    assert!(stdout(&output).contains("checked 1 envelope: 1 valid"), "{}", stdout(&output));
     assert_eq!(status(&run_paths(&["envelope", "check"], &[&scratch.path().join("absent.json")])), 2);
 }
