@@ -147,13 +147,21 @@ Examples:
   membrane-frame verify fragments/                        every file below fragments/, trailer level
   membrane-frame verify --level layout a.frame b.frame    header and lengths only: O(1) per file
   membrane-frame verify --level full --json fragments/ | jq -c 'select(.code != \"ok\")'
+  curl -s http://node/fragment/42 | membrane-frame verify -   one frame from standard input
 
+Order: files are verified in parallel as the walk finds them and reported in walk order:
+the filesystem's directory order (the same run after run on an unchanged tree, whatever
+-j is), or name order with --sort. Memory does not grow with the number of files.
+Symlinks are followed; a link to a directory above it is skipped (a loop).
 Output: one line per invalid file (all files with --verbose), then a summary by error code.
---json prints one JSON object per line per file:
-  {\"path\": ..., \"code\": \"ok\"|<error code>, \"class\": \"ok\"|\"schema\"|\"corrupt\"|\"io\", \"offset\": ..., ...}
-and then one line {\"summary\": {...}}.
-Exit status: 0 every file valid, 1 some file invalid (including non-frame and empty files),
-2 a usage error or an unreadable path.";
+--json prints one JSON object per line for every path given or found, then a summary:
+  {\"path\": ..., \"code\": \"ok\"|<error code>|\"io\"|\"skipped\", \"class\": \"ok\"|\"schema\"|\"corrupt\"|\"io\"|\"skipped\", ...}
+  (\"path_bytes\": the base64 bytes of a path that is not UTF-8)
+  {\"summary\": {\"files\": ..., \"bytes_read\": ..., \"bytes_hashed\": ..., \"exit_status\": ...}}
+Exit status: 0 every file valid; 1 some file invalid (including non-frame and empty
+files) or no file found at all (see --allow-empty); 2 a usage error, an unreadable path,
+or standard output failed. When the reader of standard output goes away (`| head`), the
+run stops quietly with the status of what was reported until then.";
 
 const INSPECT_EXAMPLES: &str = "\
 Examples:
@@ -239,7 +247,8 @@ impl Level {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Files and directories to verify (directories recursively).
+    /// Files and directories to verify (directories recursively); `-` reads one frame
+    /// from standard input.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// How much to verify.
@@ -249,8 +258,20 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub json: bool,
     /// Also list valid files in the human output.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "quiet")]
     pub verbose: bool,
+    /// Print nothing on standard output and no progress: the exit status tells
+    /// (unreadable paths are still named on stderr).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Report in name order within each directory (holds one directory's listing in
+    /// memory); by default files come in the filesystem's directory order.
+    #[arg(long)]
+    pub sort: bool,
+    /// Exit 0 when no file is found at all (by default that is exit 1: an empty tree is
+    /// more often an unmounted volume than a verified one).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: Option<u16>,

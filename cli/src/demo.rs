@@ -10,7 +10,7 @@ use crate::cli::{DemoArgs, IoMode};
 use crate::fsutil::TempDir;
 use crate::output;
 use crate::verify::{self, Settings};
-use crate::walk;
+use crate::walk::Order;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::frame::HeadFields;
 use membrane_frame::{
@@ -383,7 +383,7 @@ fn sample(args: &DemoArgs, dir: &Path) -> u8 {
     say!(args.json, "verifying: membrane-frame verify --level {} {}\n", args.level.to_library().name(), dir.display());
     let _ = io::stdout().flush();
     let (summary, verdicts) = verify_dir(args, dir);
-    if summary.output_failed {
+    if summary.output != verify::OutputState::Open {
         return EXIT_ERROR;
     }
     let mut surprises = 0;
@@ -413,8 +413,12 @@ fn verify_dir(args: &DemoArgs, dir: &Path) -> (verify::Summary, Vec<verify::Verd
         io: IoMode::Read,
         buffer_size: crate::io::READ_BUFFER,
         display_root: (!args.json).then(|| dir.to_path_buf()),
+        quiet: false,
+        order: Order::Name,
+        allow_empty: false,
+        keep_verdicts: true,
     };
-    verify::verify_found(walk::walk(&[dir.to_path_buf()], |_| true), &settings)
+    verify::verify_paths(&[dir.to_path_buf()], &settings)
 }
 
 /// N frames of `size` payload bytes, written in parallel; every tenth one damaged

@@ -5,13 +5,13 @@ use crate::cli::{EnvelopeCheckArgs, EnvelopeFormat};
 use crate::lines::{self, Line};
 use crate::output::{self, JsonObject};
 use crate::problem::Problem;
-use crate::walk::{self, Found};
+use crate::walk::{self, Found, Order};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::envelope::FragmentMessage;
 use membrane_frame::ErrorCode;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
 /// Largest single-envelope file read.
@@ -38,7 +38,7 @@ struct Checker<'a> {
 
 pub fn run(args: &EnvelopeCheckArgs) -> u8 {
     // Directories: the .json and .jsonl files below them.
-    let found = walk::walk(&args.files, |path| is_json(path) || is_json_lines(path));
+    let found = walk::walk(&args.files, Order::Name, |path| is_json(path) || is_json_lines(path)).stdin(true);
     let mut checker = Checker {
         args,
         out: io::BufWriter::new(io::stdout()),
@@ -50,7 +50,7 @@ pub fn run(args: &EnvelopeCheckArgs) -> u8 {
     };
     for item in found {
         match item {
-            Found::File { path, .. } => checker.check_file(&path),
+            Found::File { path } => checker.check_file(&path),
             Found::Unreadable { path, error } => checker.unreadable(&path, &error),
             Found::Skipped { path, reason } => output::complain(&path, format_args!("skipped: {reason}")),
         }
@@ -82,7 +82,9 @@ impl Checker<'_> {
     }
 
     fn check_lines(&mut self, path: &Path) -> io::Result<()> {
-        let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
+        let input: Box<dyn Read> =
+            if walk::is_stdin(path) { Box::new(io::stdin().lock()) } else { Box::new(File::open(path)?) };
+        let mut reader = BufReader::with_capacity(1 << 16, input);
         let mut number = 0u64;
         while let Some(line) = lines::next_line(&mut reader)? {
             number += 1;
@@ -102,7 +104,7 @@ impl Checker<'_> {
         };
         *self.codes.entry(code).or_default() += 1;
         let text = if self.args.json {
-            let object = JsonObject::new().field("path", output::path_text(path)).maybe("line", line);
+            let object = JsonObject::new().path(path).maybe("line", line);
             let object = match &verdict {
                 Ok(canonical) => object.field("code", "ok").field("class", "ok").field("canonical", *canonical),
                 Err(err) => object.error(err),
@@ -130,7 +132,7 @@ impl Checker<'_> {
         *self.codes.entry(ErrorCode::Io.name()).or_default() += 1;
         if self.args.json {
             let line = JsonObject::new()
-                .field("path", output::path_text(path))
+                .path(path)
                 .field("code", ErrorCode::Io.name())
                 .field("class", "io")
                 .field("reason", err.to_string())

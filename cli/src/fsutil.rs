@@ -44,7 +44,7 @@ pub fn replace_atomically<T>(
 ) -> io::Result<T> {
     let temp = temp_path_for(target);
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&temp).map_err(about_directory(target))?;
         let value = fill(&mut file)?;
         file.flush()?;
         if let Some(permissions) = permissions {
@@ -53,7 +53,7 @@ pub fn replace_atomically<T>(
         file.sync_all()?;
         drop(file);
         check(&temp)?;
-        fs::rename(&temp, target)?;
+        fs::rename(&temp, target).map_err(about_directory(target))?;
         sync_dir(&parent_dir(target))?;
         Ok(value)
     })();
@@ -63,6 +63,16 @@ pub fn replace_atomically<T>(
     result
 }
 
+/// An error creating or renaming a file in `target`'s directory is about the directory
+/// (a read-only directory, a full disk): say so, rather than "Permission denied" next to
+/// a file that may be perfectly readable.
+fn about_directory(target: &Path) -> impl Fn(io::Error) -> io::Error + '_ {
+    move |err| {
+        let dir = parent_dir(target);
+        io::Error::new(err.kind(), format!("cannot write a new file in the directory {}: {err}", dir.display()))
+    }
+}
+
 /// fsync a directory so a rename in it is durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
@@ -70,15 +80,17 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 
 /// Read a whole file (or standard input for `-`), refusing more than `limit` bytes.
 pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    let read = if path == Path::new("-") {
-        io::stdin().lock().take(limit + 1).read_to_end(&mut bytes)?
-    } else {
-        File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?
-    };
-    if read as u64 > limit {
+    let bytes = read_prefix(path, limit + 1)?;
+    if bytes.len() as u64 > limit {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("larger than {limit} bytes")));
     }
+    Ok(bytes)
+}
+
+/// The first `limit` bytes of a file (or standard input for `-`), or all of it if shorter.
+pub fn read_prefix(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_input(path)?.take(limit).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
@@ -110,5 +122,45 @@ impl Drop for TempDir {
         if !self.keep {
             let _ = fs::remove_dir_all(&self.path);
         }
+    }
+}
+
+/// A copy of standard input in a temporary file, removed when dropped: for the commands
+/// that need to know a stream's length first (`pack --payload -`) or read it twice
+/// (`inspect -`). The copy goes through a fixed buffer, so memory stays bounded
+/// whatever comes in.
+#[derive(Debug)]
+pub struct Spooled {
+    path: PathBuf,
+}
+
+impl Spooled {
+    /// Copy standard input to a new hidden file in `dir`.
+    pub fn stdin(dir: &Path) -> io::Result<Spooled> {
+        let path = dir.join(format!(".membrane-frame-stdin.{}.tmp", unique_suffix()));
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&path)?;
+        let spooled = Spooled { path };
+        io::copy(&mut io::stdin().lock(), &mut file)?;
+        file.flush()?;
+        Ok(spooled)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Spooled {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Standard input for `-`, else the file.
+pub fn open_input(path: &Path) -> io::Result<Box<dyn Read>> {
+    if crate::walk::is_stdin(path) {
+        Ok(Box::new(io::stdin().lock()))
+    } else {
+        Ok(Box::new(File::open(path)?))
     }
 }

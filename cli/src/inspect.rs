@@ -4,7 +4,9 @@
 
 use crate::cli::{InspectArgs, IoMode};
 use crate::io::{Checker, Outcome};
+use crate::fsutil::Spooled;
 use crate::output::{self, JsonObject};
+use crate::walk;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::frame::{magic_name, HeadFields, HeaderKind, DEFAULT_IDENTITY_LIMIT, HEADER_LEN, MIN_FRAME_PREFIX};
 use membrane_frame::json::JsonStr;
@@ -29,9 +31,22 @@ struct Facts {
 }
 
 pub fn run(args: &InspectArgs) -> u8 {
+    // Standard input is read twice (the verdict, then the facts): from a copy.
+    let spooled = if walk::is_stdin(&args.file) {
+        match Spooled::stdin(&std::env::temp_dir()) {
+            Ok(spooled) => Some(spooled),
+            Err(err) => {
+                output::complain(&args.file, format_args!("cannot copy standard input to a temporary file: {err}"));
+                return EXIT_ERROR;
+            }
+        }
+    } else {
+        None
+    };
+    let read_from = spooled.as_ref().map_or(args.file.as_path(), Spooled::path);
     let path = args.file.as_path();
     let mut checker = Checker::new(VerifyLevel::Full, IoMode::Read, crate::io::READ_BUFFER);
-    let checked = checker.check(path, &AtomicU64::new(0));
+    let checked = checker.check(read_from, &AtomicU64::new(0));
     let (verdict, known_digest) = match checked.outcome {
         Outcome::Unreadable(err) => {
             output::complain(path, format_args!("cannot read: {err}"));
@@ -40,7 +55,7 @@ pub fn run(args: &InspectArgs) -> u8 {
         Outcome::Valid(frame) => (Ok(()), frame.payload_digest),
         Outcome::Invalid(err) => (Err(err), None),
     };
-    let facts = match read_facts(path, known_digest) {
+    let facts = match read_facts(read_from, known_digest) {
         Ok(facts) => facts,
         Err(err) => {
             output::complain(path, format_args!("cannot read: {err}"));
@@ -166,7 +181,7 @@ fn json_report(
     facts: &Facts,
     identity: Option<&Result<PayloadIdentity<'_>, Error>>,
 ) -> String {
-    let mut object = JsonObject::new().field("path", output::path_text(path));
+    let mut object = JsonObject::new().path(path);
     object = match verdict {
         Ok(()) => object.field("code", "ok").field("class", "ok"),
         Err(err) => object.error(err),

@@ -9,6 +9,7 @@
 //! to measure the difference (docs/performance.md).
 
 use crate::cli::IoMode;
+use crate::walk::is_stdin;
 use membrane_frame::{Error, Frame, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel};
 use std::fs::File;
 use std::io::{self, Read};
@@ -57,11 +58,22 @@ impl ValidFrame {
     }
 }
 
-/// The verdict and the file's length.
+/// The verdict, the file's length, and the work done on it.
 #[derive(Debug)]
 pub struct Checked {
     pub outcome: Outcome,
-    pub bytes: u64,
+    /// The file's length (for standard input: the bytes that came in).
+    pub size: u64,
+    /// Bytes actually read (below the trailer level, just the head).
+    pub bytes_read: u64,
+    /// Payload bytes hashed.
+    pub bytes_hashed: u64,
+}
+
+impl Checked {
+    pub fn unreadable(error: io::Error) -> Checked {
+        Checked { outcome: Outcome::Unreadable(error), size: 0, bytes_read: 0, bytes_hashed: 0 }
+    }
 }
 
 /// A worker's reusable state: the read buffer and the identity buffer.
@@ -73,6 +85,13 @@ pub struct Checker {
     identity: Vec<u8>,
 }
 
+/// What one streamed read did.
+#[derive(Debug, Default)]
+struct Work {
+    read: u64,
+    hashed: u64,
+}
+
 impl Checker {
     pub fn new(level: VerifyLevel, mode: IoMode, buffer_size: usize) -> Checker {
         let options = ReadOptions::new().level(level);
@@ -81,8 +100,19 @@ impl Checker {
         Checker { options, mode, buf, identity: vec![0u8; options.identity_limit as usize] }
     }
 
-    /// Verify the file at `path`; `progress` grows by the bytes dealt with as they are.
+    /// Verify the file at `path` (`-`: standard input, streamed); `progress` grows by
+    /// the bytes read as they are.
     pub fn check(&mut self, path: &Path, progress: &AtomicU64) -> Checked {
+        if is_stdin(path) {
+            let mode = std::mem::replace(&mut self.mode, IoMode::Read);
+            if self.buf.is_empty() {
+                self.buf = vec![0u8; READ_BUFFER];
+            }
+            let mut work = Work::default();
+            let outcome = self.check_streaming(io::stdin().lock(), None, progress, &mut work, &[]);
+            self.mode = mode;
+            return Checked { outcome, size: work.read, bytes_read: work.read, bytes_hashed: work.hashed };
+        }
         self.check_with_head(path, progress, None)
     }
 
@@ -99,72 +129,70 @@ impl Checker {
     }
 
     fn check_with_head(&mut self, path: &Path, progress: &AtomicU64, head: Option<&[u8]>) -> Checked {
-        let mut counted = 0u64;
-        let (outcome, bytes) = match File::open(path).and_then(|file| {
+        let opened = File::open(path).and_then(|file| {
             let meta = file.metadata()?;
             if !meta.is_file() {
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
             }
             Ok((file, meta.len()))
-        }) {
-            Err(err) => (Outcome::Unreadable(err), 0),
-            Ok((file, len)) => {
-                let outcome = match self.mode {
-                    IoMode::Read => self.check_streaming(file, len, progress, &mut counted, head.unwrap_or_default()),
-                    IoMode::Mmap => self.check_mapped(&file),
-                    IoMode::MmapWindow => self.check_mapped_windows(&file, len, progress, &mut counted),
-                };
-                (outcome, len)
-            }
+        });
+        let (file, size) = match opened {
+            Ok(opened) => opened,
+            Err(error) => return Checked::unreadable(error),
         };
-        if bytes > counted {
-            progress.fetch_add(bytes - counted, Ordering::Relaxed);
-        }
-        Checked { outcome, bytes }
+        let mut work = Work::default();
+        let outcome = match self.mode {
+            IoMode::Read => self.check_streaming(file, Some(size), progress, &mut work, head.unwrap_or_default()),
+            IoMode::Mmap => self.check_mapped(&file, progress, &mut work),
+            IoMode::MmapWindow => self.check_mapped_windows(&file, size, progress, &mut work),
+        };
+        Checked { outcome, size, bytes_read: work.read, bytes_hashed: work.hashed }
     }
 
-    /// Stream the file through the verifier. At the layout and identity levels only
-    /// the head is read (an identity over the limit is streamed past, not stored); the verdict on the
-    /// rest depends on its length alone (checks 10 and 11), so the verifier is told to
-    /// skip that many bytes (`StreamVerifier::skip`).
+    /// Stream `input` through the verifier. Below the trailer level only the head is
+    /// read when the length is known (an identity over the limit is streamed past, not
+    /// stored): the verdict on the rest depends on its length alone (checks 10 and 11),
+    /// so the verifier is told to skip that many bytes (`StreamVerifier::skip`). A
+    /// stream of unknown length is read to its end and skipped chunk by chunk.
     fn check_streaming(
         &mut self,
-        mut file: File,
-        len: u64,
+        mut input: impl Read,
+        len: Option<u64>,
         progress: &AtomicU64,
-        counted: &mut u64,
+        work: &mut Work,
         head: &[u8],
     ) -> Outcome {
         let hashes = self.options.level >= VerifyLevel::Trailer;
         let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
-        let mut received = 0u64;
-        let mut stopped_early = false;
         loop {
-            if !hashes && verifier.head_complete() {
-                stopped_early = true;
+            let past_head = !hashes && verifier.head_complete();
+            if let (true, Some(len)) = (past_head, len) {
+                if let Err(err) = verifier.skip(len.saturating_sub(work.read)) {
+                    return Outcome::Invalid(err);
+                }
                 break;
             }
-            let n = match file.read(&mut self.buf) {
+            let n = match input.read(&mut self.buf) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(err) => return Outcome::Unreadable(err),
             };
             // Bytes of a replacement head that fall in this chunk.
-            if let Some(replace) = usize::try_from(received).ok().and_then(|at| head.get(at..)) {
+            if let Some(replace) = usize::try_from(work.read).ok().and_then(|at| head.get(at..)) {
                 for (slot, byte) in self.buf.iter_mut().take(n).zip(replace) {
                     *slot = *byte;
                 }
             }
-            received += n as u64;
-            *counted += n as u64;
+            work.read += n as u64;
             progress.fetch_add(n as u64, Ordering::Relaxed);
-            if let Err(err) = verifier.feed(self.buf.get(..n).unwrap_or(&[])) {
-                return Outcome::Invalid(err);
-            }
-        }
-        if stopped_early && received < len {
-            if let Err(err) = verifier.skip(len - received) {
+            let fed = if past_head {
+                verifier.skip(n as u64)
+            } else {
+                verifier.feed(self.buf.get(..n).unwrap_or(&[]))
+            };
+            work.hashed = verifier.hashed();
+            if let Err(err) = fed {
                 return Outcome::Invalid(err);
             }
         }
@@ -177,7 +205,7 @@ impl Checker {
     /// Map the file window by window and stream the windows through the verifier:
     /// resident pages stay at one window per worker.
     #[allow(unsafe_code)]
-    fn check_mapped_windows(&mut self, file: &File, len: u64, progress: &AtomicU64, counted: &mut u64) -> Outcome {
+    fn check_mapped_windows(&mut self, file: &File, len: u64, progress: &AtomicU64, work: &mut Work) -> Outcome {
         const WINDOW: u64 = 8 << 20;
         let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
         let mut offset = 0u64;
@@ -189,12 +217,14 @@ impl Checker {
                 Ok(map) => map,
                 Err(err) => return Outcome::Unreadable(err),
             };
-            if let Err(err) = verifier.feed(&map) {
+            let fed = verifier.feed(&map);
+            offset += size as u64;
+            work.read += size as u64;
+            work.hashed = verifier.hashed();
+            progress.fetch_add(size as u64, Ordering::Relaxed);
+            if let Err(err) = fed {
                 return Outcome::Invalid(err);
             }
-            offset += size as u64;
-            *counted += size as u64;
-            progress.fetch_add(size as u64, Ordering::Relaxed);
         }
         match verifier.finish() {
             Ok(frame) => Outcome::Valid(ValidFrame::new(frame.payload_len(), frame.identity(), frame.payload_digest())),
@@ -203,7 +233,7 @@ impl Checker {
     }
 
     #[allow(unsafe_code)]
-    fn check_mapped(&self, file: &File) -> Outcome {
+    fn check_mapped(&self, file: &File, progress: &AtomicU64, work: &mut Work) -> Outcome {
         // SAFETY: the mapping is read-only and private to this call, and the slice does
         // not outlive it. If another process truncates the file while it is mapped,
         // reading the lost pages raises SIGBUS; that is why `--io read` is the default
@@ -212,8 +242,15 @@ impl Checker {
             Ok(map) => map,
             Err(err) => return Outcome::Unreadable(err),
         };
+        // Counted as mapped (below the trailer level the reader touches only the head;
+        // this mode is for measurements at the trailer level).
+        work.read = map.len() as u64;
+        progress.fetch_add(work.read, Ordering::Relaxed);
         match Frame::parse_with(&map, &self.options) {
             Ok((frame, _)) => {
+                if self.options.level >= VerifyLevel::Trailer {
+                    work.hashed = frame.payload().len() as u64;
+                }
                 Outcome::Valid(ValidFrame::new(frame.payload().len() as u64, frame.identity(), frame.payload_digest()))
             }
             Err(err) => Outcome::Invalid(err),

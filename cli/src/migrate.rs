@@ -23,7 +23,7 @@ use crate::io::{Checker, Outcome};
 use crate::lines;
 use crate::output::{self, JsonObject};
 use crate::problem::Problem;
-use crate::walk::{self, Found};
+use crate::walk::{self, Found, Order};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::envelope::FragmentMessage;
 use membrane_frame::frame::{magic_name, HeadFields, HeaderKind, MIN_FRAME_PREFIX};
@@ -105,9 +105,9 @@ pub fn run(args: &MigrateArgs) -> u8 {
     }
     let mut report = Report::new(args);
     let mut checker = Checker::new(VerifyLevel::Trailer, crate::cli::IoMode::Read, crate::io::READ_BUFFER);
-    for item in walk::walk(&args.roots, |_| true) {
+    for item in walk::walk(&args.roots, Order::Name, |_| true) {
         let (path, action) = match item {
-            Found::File { path, .. } => {
+            Found::File { path } => {
                 let action = migrate_path(&path, args, &options, &mut checker);
                 (path, action)
             }
@@ -447,7 +447,7 @@ impl<'a> Report<'a> {
                 self.kept_lines += notes.iter().filter(|n| n.starts_with("line ")).count();
                 let action = if self.args.write { "rewritten" } else { "rewrite" };
                 let json = JsonObject::new()
-                    .field("path", shown.as_str())
+                    .path(path)
                     .field("action", action)
                     .field("kind", *kind)
                     .field("detail", detail.as_str())
@@ -458,7 +458,7 @@ impl<'a> Report<'a> {
                 self.unchanged += 1;
                 self.kept_lines += notes.iter().filter(|n| n.starts_with("line ")).count();
                 let json = JsonObject::new()
-                    .field("path", shown.as_str())
+                    .path(path)
                     .field("action", "unchanged")
                     .field("kind", *kind)
                     .field("detail", detail.as_str())
@@ -469,7 +469,7 @@ impl<'a> Report<'a> {
             Action::LeftAlone { kind, error, notes } => {
                 self.left_alone += 1;
                 let json = JsonObject::new()
-                    .field("path", shown.as_str())
+                    .path(path)
                     .field("action", "left_alone")
                     .field("kind", *kind)
                     .error(error)
@@ -480,13 +480,13 @@ impl<'a> Report<'a> {
             Action::Skipped { reason } => {
                 self.skipped += 1;
                 let json =
-                    JsonObject::new().field("path", shown.as_str()).field("action", "skipped").field("reason", *reason);
+                    JsonObject::new().path(path).field("action", "skipped").field("reason", *reason);
                 (Some(format!("{:<13} {shown}: {reason}", "skipped")), json)
             }
             Action::Unreadable { error } => {
                 self.unreadable += 1;
                 let json = JsonObject::new()
-                    .field("path", shown.as_str())
+                    .path(path)
                     .field("action", "io_error")
                     .field("code", ErrorCode::Io.name())
                     .field("class", "io")

@@ -3,7 +3,6 @@
 
 use crate::problem::Problem;
 use serde_json::Value;
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
@@ -45,6 +44,21 @@ impl JsonObject {
         match value {
             Some(value) => self.field(key, value),
             None => self,
+        }
+    }
+
+    /// `path`, as text; a path that is not UTF-8 also as `path_bytes`, its exact bytes
+    /// in standard base64, so a script can act on the very file.
+    pub fn path(self, path: &Path) -> JsonObject {
+        let object = self.field("path", path_text(path));
+        match path.to_str() {
+            Some(_) => object,
+            None => {
+                use base64::Engine as _;
+                use std::os::unix::ffi::OsStrExt as _;
+                let bytes = base64::engine::general_purpose::STANDARD.encode(path.as_os_str().as_bytes());
+                object.field("path_bytes", bytes)
+            }
         }
     }
 
@@ -100,19 +114,6 @@ pub fn rate(bytes_done: u64, seconds: f64) -> String {
     format!("{}/s", bytes(per_second))
 }
 
-/// `0:07`, `1:02:03`.
-pub fn duration(seconds: f64) -> String {
-    let total = if seconds.is_finite() && seconds > 0.0 { seconds.round() as u64 } else { 0 };
-    let (h, m, s) = (total / 3600, (total / 60) % 60, total % 60);
-    let mut out = String::new();
-    if h > 0 {
-        let _ = write!(out, "{h}:{m:02}:{s:02}");
-    } else {
-        let _ = write!(out, "{m}:{s:02}");
-    }
-    out
-}
-
 /// A frame error in the words stderr and the human report use:
 /// `trailer_mismatch at byte 1234 (trailer): trailer does not match ...`.
 pub fn frame_error(err: impl Into<Problem>) -> String {
@@ -161,7 +162,5 @@ mod tests {
         assert_eq!(bytes(1536), "1.50 KiB");
         assert_eq!(bytes(16 << 20), "16.0 MiB");
         assert_eq!(bytes(2 << 30), "2.00 GiB");
-        assert_eq!(duration(62.4), "1:02");
-        assert_eq!(duration(3723.0), "1:02:03");
     }
 }

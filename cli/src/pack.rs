@@ -2,7 +2,8 @@
 //! the payload back out of a verified frame, and naming an identity.
 
 use crate::cli::{FingerprintArgs, PackArgs, UnpackArgs};
-use crate::fsutil;
+use crate::fsutil::{self, Spooled};
+use crate::walk;
 use crate::io::{Checker, Outcome};
 use crate::output::{self, JsonObject};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
@@ -55,8 +56,23 @@ pub fn run_pack(args: &PackArgs) -> u8 {
 fn pack(args: &PackArgs) -> Result<(), Failure> {
     let text = fsutil::read_limited(&args.identity, IDENTITY_FILE_LIMIT)
         .map_err(|err| Failure::io(&args.identity, "cannot read identity", &err))?;
+    // A payload on standard input is copied beside OUT first: its length goes into the
+    // head, before the payload.
+    let spooled = if walk::is_stdin(&args.payload) {
+        if walk::is_stdin(&args.identity) {
+            return Err(Failure {
+                status: EXIT_ERROR,
+                message: "--identity and --payload cannot both be standard input (-)".into(),
+            });
+        }
+        let dir = fsutil::parent_dir(&args.output);
+        Some(Spooled::stdin(&dir).map_err(|err| Failure::io(&dir, "cannot copy the payload from standard input into", &err))?)
+    } else {
+        None
+    };
+    let payload_path = spooled.as_ref().map_or(args.payload.as_path(), Spooled::path);
     let mut payload =
-        File::open(&args.payload).map_err(|err| Failure::io(&args.payload, "cannot read payload", &err))?;
+        File::open(payload_path).map_err(|err| Failure::io(&args.payload, "cannot read payload", &err))?;
     let payload_len = payload.metadata().map_err(|err| Failure::io(&args.payload, "cannot read payload", &err))?.len();
 
     // With --fill-payload-hash, the payload is read twice: once for the digest that goes
@@ -64,7 +80,7 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
     let digest_hex = if args.fill_payload_hash {
         let digest =
             hash_reader(&mut payload).map_err(|err| Failure::io(&args.payload, "cannot read payload", &err))?;
-        payload = File::open(&args.payload).map_err(|err| Failure::io(&args.payload, "cannot read payload", &err))?;
+        payload = File::open(payload_path).map_err(|err| Failure::io(&args.payload, "cannot read payload", &err))?;
         Some(digest.to_hex())
     } else {
         None
@@ -317,25 +333,24 @@ pub fn run_fingerprint(args: &FingerprintArgs) -> u8 {
 
 fn fingerprint(args: &FingerprintArgs) -> Result<(), Failure> {
     let path = args.file.as_path();
-    let text = fsutil::read_limited(path, IDENTITY_FILE_LIMIT).or_else(|err| {
-        // A frame can be large; only its head is needed.
-        if err.kind() == io::ErrorKind::InvalidData && path != Path::new("-") {
-            read_head(path)
-        } else {
-            Err(err)
-        }
-    });
-    let text = text.map_err(|err| Failure::io(path, "cannot read", &err))?;
+    // An identity file, or a frame whose head holds one: a frame can be large, and only
+    // its head is read (from standard input too).
+    let text = fsutil::read_prefix(path, MIN_FRAME_PREFIX as u64 + IDENTITY_FILE_LIMIT)
+        .map_err(|err| Failure::io(path, "cannot read", &err))?;
     let head = HeadFields::decode(&text);
     let (json, base) = match head.magic.and_then(magic_name) {
         Some(_) => (head.identity_json(&text).map_err(|err| Failure::invalid(path, &err))?, HEADER_LEN as u64),
+        None if text.len() as u64 > IDENTITY_FILE_LIMIT => {
+            let err = io::Error::new(io::ErrorKind::InvalidData, format!("larger than {IDENTITY_FILE_LIMIT} bytes"));
+            return Err(Failure::io(path, "not a frame, and too large for an identity file", &err));
+        }
         None => (text.as_slice(), 0),
     };
     let identity = PayloadIdentity::parse(json).map_err(|err| Failure::invalid(path, &err.shifted(base)))?;
     let fingerprint = identity.fingerprint().to_hex();
     let line = if args.json {
         JsonObject::new()
-            .field("path", output::path_text(path))
+            .path(path)
             .field("fingerprint", fingerprint.as_str())
             .field("canonical", identity.is_canonical())
             .finish()
@@ -344,10 +359,4 @@ fn fingerprint(args: &FingerprintArgs) -> Result<(), Failure> {
     };
     let mut out = io::stdout().lock();
     writeln!(out, "{line}").and_then(|()| out.flush()).map_err(|err| Failure::io(Path::new("-"), "cannot write", &err))
-}
-
-fn read_head(path: &Path) -> io::Result<Vec<u8>> {
-    let mut head = Vec::new();
-    File::open(path)?.take((MIN_FRAME_PREFIX + (1 << 16)) as u64).read_to_end(&mut head)?;
-    Ok(head)
 }

@@ -1,94 +1,65 @@
-//! A one-line progress bar on stderr: bytes done, throughput and ETA.
-//!
-//! Drawn only when asked (by default when stderr is a terminal), at most ten times a
-//! second, with `\r` and erase-to-end-of-line, and erased when done so it never ends
-//! up in a log.
+//! The progress line on stderr, through `indicatif`: files done of files found so far,
+//! bytes read and the rate. The walk streams, so there is no total to show a percentage
+//! of. Drawn only on a terminal (unless asked), fitted to its width (the message is cut,
+//! never wrapped), at most ten times a second, and cleared when done so it never ends up
+//! in a log.
 
 use crate::output;
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
-
-const BAR_WIDTH: usize = 24;
-const REDRAW: Duration = Duration::from_millis(100);
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::Instant;
 
 #[derive(Debug)]
 pub struct Progress {
-    enabled: bool,
-    label: &'static str,
+    bar: ProgressBar,
     start: Instant,
-    last_draw: Option<Instant>,
-    total_bytes: u64,
-    total_files: usize,
-    visible: bool,
 }
 
 impl Progress {
     /// `when`: Some(true) always, Some(false) never, None when stderr is a terminal.
-    pub fn new(when: Option<bool>, label: &'static str, total_bytes: u64, total_files: usize) -> Progress {
+    pub fn new(when: Option<bool>, label: &'static str) -> Progress {
         let enabled = when.unwrap_or_else(|| std::io::stderr().is_terminal());
-        Progress { enabled, label, start: Instant::now(), last_draw: None, total_bytes, total_files, visible: false }
+        let target = match (enabled, std::io::stderr().is_terminal()) {
+            (false, _) => ProgressDrawTarget::hidden(),
+            (true, true) => ProgressDrawTarget::stderr_with_hz(10),
+            // Asked for on something that is not a terminal (a log, a test): draw
+            // anyway, at the default width of 80 columns.
+            (true, false) => ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 10),
+        };
+        let bar = ProgressBar::with_draw_target(None, target);
+        bar.set_style(ProgressStyle::with_template("{prefix} {spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        bar.set_prefix(label);
+        Progress { bar, start: Instant::now() }
     }
 
     pub fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
 
-    /// Redraw if enabled and the last draw is old enough.
-    pub fn tick(&mut self, bytes_done: u64, files_done: usize) {
-        if !self.enabled {
+    /// Show the latest counts (indicatif limits the redraws).
+    pub fn tick(&self, files_done: u64, files_found: u64, bytes_read: u64) {
+        if self.bar.is_hidden() {
             return;
         }
-        let now = Instant::now();
-        if self.last_draw.is_some_and(|last| now.duration_since(last) < REDRAW) {
-            return;
-        }
-        self.last_draw = Some(now);
-        let line = self.line(bytes_done, files_done);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{line}\x1b[K");
-        let _ = err.flush();
-        self.visible = true;
-    }
-
-    /// Erase the bar (before other output, and at the end).
-    pub fn clear(&mut self) {
-        if self.visible {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-            self.visible = false;
-            // Draw again at the next tick rather than waiting out the interval.
-            self.last_draw = None;
-        }
-    }
-
-    fn line(&self, bytes_done: u64, files_done: usize) -> String {
         let seconds = self.elapsed();
-        let fraction = if self.total_bytes == 0 {
-            if self.total_files == 0 {
-                1.0
-            } else {
-                files_done as f64 / self.total_files as f64
-            }
+        self.bar.set_message(format!(
+            "{files_done}/{files_found} files, {} read, {}",
+            output::bytes(bytes_read),
+            output::rate(bytes_read, seconds)
+        ));
+    }
+
+    /// Run `write` with the line erased, so output never mixes with it.
+    pub fn suspend<R>(&self, write: impl FnOnce() -> R) -> R {
+        if self.bar.is_hidden() {
+            write()
         } else {
-            (bytes_done as f64 / self.total_bytes as f64).min(1.0)
-        };
-        let filled = ((fraction * BAR_WIDTH as f64) as usize).min(BAR_WIDTH);
-        let bar: String = "#".repeat(filled) + &"-".repeat(BAR_WIDTH - filled);
-        let per_second = if seconds > 0.0 { bytes_done as f64 / seconds } else { 0.0 };
-        let eta = if per_second > 0.0 && bytes_done > 0 {
-            output::duration(self.total_bytes.saturating_sub(bytes_done) as f64 / per_second)
-        } else {
-            String::from("-")
-        };
-        format!(
-            "{} [{bar}] {:>3.0}% {} / {}  {}  ETA {eta}  {files_done}/{} files",
-            self.label,
-            fraction * 100.0,
-            output::bytes(bytes_done),
-            output::bytes(self.total_bytes),
-            output::rate(bytes_done, seconds),
-            self.total_files,
-        )
+            self.bar.suspend(write)
+        }
+    }
+
+    /// Erase the line for good.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }

@@ -200,6 +200,26 @@ impl<'b> StreamVerifier<'b> {
         self.received
     }
 
+    /// Payload bytes hashed so far: what a bulk verifier reports as work done. Zero
+    /// below the trailer level, where nothing is hashed.
+    ///
+    /// ```
+    /// use membrane_frame::{ReadOptions, StreamVerifier};
+    /// # let frame = membrane_frame::example_frame();
+    /// let mut identity = [0u8; 4096];
+    /// let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
+    /// verifier.feed(&frame)?;
+    /// assert_eq!(verifier.hashed(), 5); // the example's payload
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn hashed(&self) -> u64 {
+        if self.hasher.is_some() {
+            self.payload_seen
+        } else {
+            0
+        }
+    }
+
     /// Whether the head (header, identity, payload length) is in and verified, so what
     /// follows is payload: from here [`skip`](Self::skip) works below the trailer level.
     pub fn head_complete(&self) -> bool {
