@@ -22,6 +22,8 @@ need_tool pkg-config pkg-config
 need_tool valgrind valgrind
 need_tool arm-none-eabi-gcc gcc-arm-none-eabi
 need_tool qemu-system-arm qemu-system-arm
+# GNU time (peak RSS in the CLI's memory tests); `command -v time` finds the shell keyword.
+[ -x /usr/bin/time ] || apt_missing+=(time)
 # newlib is a library, not a tool: look for its semihosting specs file.
 [ -n "$(find /usr/lib/arm-none-eabi -name rdimon.specs -print -quit 2>/dev/null)" ] ||
     apt_missing+=(libnewlib-arm-none-eabi)

@@ -292,3 +292,69 @@ fn completions_and_the_manual_page_cover_every_command() {
     let help = stdout(&run(&["--help"]));
     assert!(help.lines().next().is_some_and(|line| line.contains("migrate") && line.contains("envelope check")));
 }
+
+#[test]
+fn standard_input_works_wherever_a_file_is_read() {
+    let scratch = Scratch::new("stdin");
+    let payload = bytes(200_000, 8);
+    let framed = frame(&payload);
+    let (parsed, _) = Frame::parse_with(&framed, &ReadOptions::new()).unwrap();
+    let fingerprint = parsed.identity().unwrap().fingerprint().to_hex().to_string();
+
+    // inspect -
+    let output = run_with_stdin(&["inspect", "--json", "-"], &framed);
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["path"], "-");
+    assert_eq!(report["fingerprint"], fingerprint.as_str());
+    let mut damaged = framed.clone();
+    damaged[framed.len() / 2] ^= 1;
+    let output = run_with_stdin(&["inspect", "-"], &damaged);
+    assert_eq!(status(&output), 1);
+    assert!(stdout(&output).contains("trailer_mismatch"), "{}", stdout(&output));
+
+    // fingerprint - of a frame (only its head is read) and of an identity.
+    let output = run_with_stdin(&["fingerprint", "-"], &framed);
+    assert_eq!((status(&output), stdout(&output).trim()), (0, fingerprint.as_str()), "{}", stderr(&output));
+    let output = run_with_stdin(&["fingerprint", "-"], IDENTITY.as_bytes());
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim().len(), 64);
+
+    // envelope check -: one envelope, or JSON lines with --format jsonl.
+    let vectors = fs::read_to_string(vectors_dir().join("envelopes.jsonl")).unwrap();
+    let accepted: Vec<String> = vectors
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|case| case["expect"] == "ok")
+        .map(|case| case["json"].as_str().unwrap().to_string())
+        .take(2)
+        .collect();
+    assert_eq!(accepted.len(), 2, "two accepted envelope vectors");
+    let output = run_with_stdin(&["envelope", "check", "--json", "-"], accepted[0].as_bytes());
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let lines = format!("{}\n{}\n{{\"schema_version\": 5}}\n", accepted[0], accepted[1]);
+    let output = run_with_stdin(&["envelope", "check", "--format", "jsonl", "--json", "-"], lines.as_bytes());
+    assert_eq!(status(&output), 1);
+    let records: Vec<Value> = stdout(&output).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.iter().filter(|r| r["code"] == "ok").count(), 2, "{records:?}");
+    assert!(records.iter().any(|r| r["line"] == 3 && r["code"] != "ok"), "{records:?}");
+
+    // pack --payload -
+    let id = scratch.write("id.json", IDENTITY.as_bytes());
+    let out = scratch.path().join("from-stdin.frame");
+    let args = ["pack", "--fill-payload-hash", "--identity", id.to_str().unwrap(), "--payload", "-", "-o", out.to_str().unwrap()];
+    let output = run_with_stdin(&args, &payload);
+    assert_eq!(status(&output), 0, "{}", stderr(&output));
+    let written = fs::read(&out).unwrap();
+    let (packed, _) = Frame::parse_with(&written, &ReadOptions::new().level(VerifyLevel::Full)).unwrap();
+    assert_eq!(packed.payload(), &payload[..]);
+    let leftovers: Vec<_> = fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "the copy of standard input is removed: {leftovers:?}");
+    let output = run_with_stdin(&["pack", "--identity", "-", "--payload", "-", "-o", "x.frame"], b"");
+    assert_eq!(status(&output), 2);
+    assert!(stderr(&output).contains("cannot both be standard input"), "{}", stderr(&output));
+}

@@ -318,3 +318,30 @@ fn envelope_check_reads_json_and_json_lines() {
     assert!(stdout(&output).contains("checked 1 envelope: 1 valid"), "{}", stdout(&output));
     assert_eq!(status(&run_paths(&["envelope", "check"], &[&scratch.path().join("absent.json")])), 2);
 }
+
+#[test]
+fn a_read_only_directory_is_named_as_the_problem_and_the_file_is_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new("migrate-readonly");
+    let old = legacy(&frame(&bytes(1000, 7)), 4);
+    let file = scratch.write("ro/old.blob", &old);
+    let dir = file.parent().unwrap().to_path_buf();
+    fs::set_permissions(scratch.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
+    let mut command = Command::new(BIN);
+    if fs::File::create(dir.join(".probe")).is_ok() {
+        // Root ignores permissions: run the binary as `nobody` so they apply.
+        let _ = fs::remove_file(dir.join(".probe"));
+        assert!(Path::new("/usr/bin/setpriv").exists(), "running as root needs setpriv (util-linux) for this test");
+        command = Command::new("/usr/bin/setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+    }
+    let output = command.args(["migrate", "--write"]).arg(scratch.path()).output().unwrap();
+    assert_eq!(status(&output), 2, "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains(&format!("cannot write a new file in the directory {}: Permission denied", dir.display())),
+        "{message}"
+    );
+    assert_eq!(fs::read(&file).unwrap(), old, "the original is untouched");
+}

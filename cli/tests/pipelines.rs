@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -84,25 +84,9 @@ fn a_full_disk_on_stdout_is_one_message_and_status_2() {
     assert!(lines[0].contains("cannot write to standard output") && lines[0].contains("No space left"), "{lines:?}");
 }
 
-/// `verify -` with `input` on stdin.
+/// `verify --json ARGS -` with `input` on stdin.
 fn verify_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
-    let mut child = Command::new(BIN)
-        .args(["verify", "--json"])
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
+    run_with_stdin(&[&["verify", "--json"][..], args, &["-"]].concat(), input)
 }
 
 #[test]

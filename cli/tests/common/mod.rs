@@ -52,6 +52,27 @@ pub fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).stdin(Stdio::null()).output().expect("the binary runs")
 }
 
+/// Run the binary with arguments and `input` on stdin (written from another thread, so
+/// a command that stops reading early cannot block the test).
+pub fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("a stdin pipe");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().expect("the binary runs");
+    writer.join().expect("the writer thread");
+    output
+}
+
 pub fn run_paths(args: &[&str], paths: &[&Path]) -> Output {
     Command::new(BIN).args(args).args(paths).stdin(Stdio::null()).output().expect("the binary runs")
 }
