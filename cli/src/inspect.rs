@@ -3,7 +3,7 @@
 //! length, and whether the trailer and `payload_hash` match the payload.
 
 use crate::cli::{InspectArgs, IoMode};
-use crate::io::{Checker, Outcome};
+use crate::io::{Checker, Outcome, RunState};
 use crate::fsutil::Spooled;
 use crate::output::{self, JsonObject};
 use crate::walk;
@@ -14,7 +14,6 @@ use membrane_frame::{Error, InclusiveRange, PayloadIdentity, Sha256Digest, Sha25
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
 
 /// What the file's bytes say, field by field, as far as they go.
 #[derive(Debug, Default)]
@@ -46,7 +45,7 @@ pub fn run(args: &InspectArgs) -> u8 {
     let read_from = spooled.as_ref().map_or(args.file.as_path(), Spooled::path);
     let path = args.file.as_path();
     let mut checker = Checker::new(VerifyLevel::Full, IoMode::Read, crate::io::READ_BUFFER);
-    let checked = checker.check(read_from, &AtomicU64::new(0));
+    let checked = checker.check(read_from, &RunState::default());
     let (verdict, known_digest) = match checked.outcome {
         Outcome::Unreadable(err) => {
             output::complain(path, format_args!("cannot read: {err}"));

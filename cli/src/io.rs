@@ -14,7 +14,7 @@ use membrane_frame::{Error, Frame, PayloadIdentity, ReadOptions, Sha256Digest, S
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The read buffer per worker: 128 KiB measured fastest (it stays in the core's L2 cache
 /// between the copy out of the page cache and the hash; docs/performance.md).
@@ -85,6 +85,28 @@ pub struct Checker {
     identity: Vec<u8>,
 }
 
+/// What the workers of one run share: the bytes read so far (for the progress line) and
+/// the request to stop (the output was closed: a file half verified is abandoned).
+#[derive(Debug, Default)]
+pub struct RunState {
+    pub bytes_read: AtomicU64,
+    pub stop: AtomicBool,
+}
+
+impl RunState {
+    fn read(&self, n: u64) {
+        self.bytes_read.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+fn stopped() -> Outcome {
+    Outcome::Unreadable(io::Error::new(io::ErrorKind::Interrupted, "stopped before the end"))
+}
+
 /// What one streamed read did.
 #[derive(Debug, Default)]
 struct Work {
@@ -100,20 +122,20 @@ impl Checker {
         Checker { options, mode, buf, identity: vec![0u8; options.identity_limit as usize] }
     }
 
-    /// Verify the file at `path` (`-`: standard input, streamed); `progress` grows by
-    /// the bytes read as they are.
-    pub fn check(&mut self, path: &Path, progress: &AtomicU64) -> Checked {
+    /// Verify the file at `path` (`-`: standard input, streamed), counting the bytes read
+    /// into `run` as they are.
+    pub fn check(&mut self, path: &Path, run: &RunState) -> Checked {
         if is_stdin(path) {
             let mode = std::mem::replace(&mut self.mode, IoMode::Read);
             if self.buf.is_empty() {
                 self.buf = vec![0u8; READ_BUFFER];
             }
             let mut work = Work::default();
-            let outcome = self.check_streaming(io::stdin().lock(), None, progress, &mut work, &[]);
+            let outcome = self.check_streaming(io::stdin().lock(), None, run, &mut work, &[]);
             self.mode = mode;
             return Checked { outcome, size: work.read, bytes_read: work.read, bytes_hashed: work.hashed };
         }
-        self.check_with_head(path, progress, None)
+        self.check_with_head(path, run, None)
     }
 
     /// Verify the file at `path` as if its first bytes were `head` (a migration's dry
@@ -123,12 +145,12 @@ impl Checker {
         if self.buf.is_empty() {
             self.buf = vec![0u8; READ_BUFFER];
         }
-        let checked = self.check_with_head(path, &AtomicU64::new(0), Some(head));
+        let checked = self.check_with_head(path, &RunState::default(), Some(head));
         self.mode = mode;
         checked
     }
 
-    fn check_with_head(&mut self, path: &Path, progress: &AtomicU64, head: Option<&[u8]>) -> Checked {
+    fn check_with_head(&mut self, path: &Path, run: &RunState, head: Option<&[u8]>) -> Checked {
         let opened = File::open(path).and_then(|file| {
             let meta = file.metadata()?;
             if !meta.is_file() {
@@ -142,9 +164,9 @@ impl Checker {
         };
         let mut work = Work::default();
         let outcome = match self.mode {
-            IoMode::Read => self.check_streaming(file, Some(size), progress, &mut work, head.unwrap_or_default()),
-            IoMode::Mmap => self.check_mapped(&file, progress, &mut work),
-            IoMode::MmapWindow => self.check_mapped_windows(&file, size, progress, &mut work),
+            IoMode::Read => self.check_streaming(file, Some(size), run, &mut work, head.unwrap_or_default()),
+            IoMode::Mmap => self.check_mapped(&file, run, &mut work),
+            IoMode::MmapWindow => self.check_mapped_windows(&file, size, run, &mut work),
         };
         Checked { outcome, size, bytes_read: work.read, bytes_hashed: work.hashed }
     }
@@ -158,7 +180,7 @@ impl Checker {
         &mut self,
         mut input: impl Read,
         len: Option<u64>,
-        progress: &AtomicU64,
+        run: &RunState,
         work: &mut Work,
         head: &[u8],
     ) -> Outcome {
@@ -171,6 +193,9 @@ impl Checker {
                     return Outcome::Invalid(err);
                 }
                 break;
+            }
+            if run.stopped() {
+                return stopped();
             }
             let n = match input.read(&mut self.buf) {
                 Ok(0) => break,
@@ -185,7 +210,7 @@ impl Checker {
                 }
             }
             work.read += n as u64;
-            progress.fetch_add(n as u64, Ordering::Relaxed);
+            run.read(n as u64);
             let fed = if past_head {
                 verifier.skip(n as u64)
             } else {
@@ -205,11 +230,14 @@ impl Checker {
     /// Map the file window by window and stream the windows through the verifier:
     /// resident pages stay at one window per worker.
     #[allow(unsafe_code)]
-    fn check_mapped_windows(&mut self, file: &File, len: u64, progress: &AtomicU64, work: &mut Work) -> Outcome {
+    fn check_mapped_windows(&mut self, file: &File, len: u64, run: &RunState, work: &mut Work) -> Outcome {
         const WINDOW: u64 = 8 << 20;
         let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
         let mut offset = 0u64;
         while offset < len {
+            if run.stopped() {
+                return stopped();
+            }
             let size = (len - offset).min(WINDOW) as usize;
             // SAFETY: as in `check_mapped`: read-only, private, and SIGBUS if the file
             // is truncated by another process while a window is mapped.
@@ -221,7 +249,7 @@ impl Checker {
             offset += size as u64;
             work.read += size as u64;
             work.hashed = verifier.hashed();
-            progress.fetch_add(size as u64, Ordering::Relaxed);
+            run.read(size as u64);
             if let Err(err) = fed {
                 return Outcome::Invalid(err);
             }
@@ -233,7 +261,7 @@ impl Checker {
     }
 
     #[allow(unsafe_code)]
-    fn check_mapped(&self, file: &File, progress: &AtomicU64, work: &mut Work) -> Outcome {
+    fn check_mapped(&self, file: &File, run: &RunState, work: &mut Work) -> Outcome {
         // SAFETY: the mapping is read-only and private to this call, and the slice does
         // not outlive it. If another process truncates the file while it is mapped,
         // reading the lost pages raises SIGBUS; that is why `--io read` is the default
@@ -245,7 +273,7 @@ impl Checker {
         // Counted as mapped (below the trailer level the reader touches only the head;
         // this mode is for measurements at the trailer level).
         work.read = map.len() as u64;
-        progress.fetch_add(work.read, Ordering::Relaxed);
+        run.read(work.read);
         match Frame::parse_with(&map, &self.options) {
             Ok((frame, _)) => {
                 if self.options.level >= VerifyLevel::Trailer {

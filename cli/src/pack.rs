@@ -4,7 +4,7 @@
 use crate::cli::{FingerprintArgs, PackArgs, UnpackArgs};
 use crate::fsutil::{self, Spooled};
 use crate::walk;
-use crate::io::{Checker, Outcome};
+use crate::io::{Checker, Outcome, RunState};
 use crate::output::{self, JsonObject};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::frame::{magic_name, HeadFields, HEADER_LEN, MIN_FRAME_PREFIX};
@@ -15,7 +15,6 @@ use membrane_frame::{
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
 
 /// Identity files are small; anything much larger is a mistake.
 const IDENTITY_FILE_LIMIT: u64 = 16 << 20;
@@ -217,7 +216,7 @@ fn unpack(args: &UnpackArgs) -> Result<(), Failure> {
     if to_stdout {
         // Nothing written to a pipe can be taken back: verify first, then copy.
         let mut checker = Checker::new(options.level, crate::cli::IoMode::Read, CHUNK);
-        match checker.check(&args.file, &AtomicU64::new(0)).outcome {
+        match checker.check(&args.file, &RunState::default()).outcome {
             Outcome::Valid(_) => {}
             Outcome::Invalid(err) => return Err(Failure::invalid(&args.file, &err)),
             Outcome::Unreadable(err) => return Err(Failure::io(&args.file, "cannot read", &err)),

@@ -7,12 +7,17 @@
 use crate::output;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::time::Instant;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// How often the message is rebuilt (indicatif limits the drawing itself).
+const UPDATE: Duration = Duration::from_millis(50);
 
 #[derive(Debug)]
 pub struct Progress {
     bar: ProgressBar,
     start: Instant,
+    last_update: Cell<Option<Instant>>,
 }
 
 impl Progress {
@@ -29,7 +34,7 @@ impl Progress {
         let bar = ProgressBar::with_draw_target(None, target);
         bar.set_style(ProgressStyle::with_template("{prefix} {spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
         bar.set_prefix(label);
-        Progress { bar, start: Instant::now() }
+        Progress { bar, start: Instant::now(), last_update: Cell::new(None) }
     }
 
     pub fn elapsed(&self) -> f64 {
@@ -38,9 +43,11 @@ impl Progress {
 
     /// Show the latest counts (indicatif limits the redraws).
     pub fn tick(&self, files_done: u64, files_found: u64, bytes_read: u64) {
-        if self.bar.is_hidden() {
+        let now = Instant::now();
+        if self.bar.is_hidden() || self.last_update.get().is_some_and(|last| now - last < UPDATE) {
             return;
         }
+        self.last_update.set(Some(now));
         let seconds = self.elapsed();
         self.bar.set_message(format!(
             "{files_done}/{files_found} files, {} read, {}",

@@ -12,7 +12,7 @@ mod report;
 pub use report::{OutputState, Summary, Verdict};
 
 use crate::cli::{IoMode, VerifyArgs, When};
-use crate::io::{Checked, Checker};
+use crate::io::{Checked, Checker, RunState};
 use crate::walk::{self, Found, Order};
 use membrane_frame::VerifyLevel;
 use report::Reporter;
@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -96,9 +96,8 @@ struct Entry {
 pub fn verify_paths(roots: &[PathBuf], settings: &Settings) -> (Summary, Vec<Verdict>) {
     let jobs = settings.jobs.max(1);
     let window = Window::default();
-    let stop = AtomicBool::new(false);
+    let run = RunState::default();
     let found = AtomicU64::new(0);
-    let bytes_read = AtomicU64::new(0);
     let mut reporter = Reporter::new(settings);
 
     // Never full: the window admits at most IN_FLIGHT entries not yet reported.
@@ -121,17 +120,17 @@ pub fn verify_paths(roots: &[PathBuf], settings: &Settings) -> (Summary, Vec<Ver
         });
         for _ in 0..jobs {
             let done = done.clone();
-            let (queued, stop, bytes_read) = (&queued, &stop, &bytes_read);
+            let (queued, run) = (&queued, &run);
             scope.spawn(move || {
                 let mut checker = Checker::new(settings.level, settings.io, settings.buffer_size);
                 loop {
                     let next = queued.lock().unwrap_or_else(PoisonError::into_inner).recv();
                     let Ok(mut entry) = next else { break };
-                    if stop.load(Ordering::Relaxed) {
+                    if run.stop.load(Ordering::Relaxed) {
                         break;
                     }
                     if let Found::File { path } = &entry.item {
-                        entry.checked = Some(check(&mut checker, path, bytes_read, settings));
+                        entry.checked = Some(check(&mut checker, path, run, settings));
                     }
                     if done.send(entry).is_err() {
                         break;
@@ -159,21 +158,26 @@ pub fn verify_paths(roots: &[PathBuf], settings: &Settings) -> (Summary, Vec<Ver
             window.advance(next);
             if reporter.stopped() {
                 // Closed output: the walk and the workers stop at their next step.
-                stop.store(true, Ordering::Relaxed);
+                run.stop.store(true, Ordering::Relaxed);
                 window.stop();
                 break;
             }
-            reporter.tick(next, found.load(Ordering::Relaxed), bytes_read.load(Ordering::Relaxed));
+            reporter.tick(next, found.load(Ordering::Relaxed), run.bytes_read.load(Ordering::Relaxed));
         }
         drop(verdicts);
+        // Left only if an entry was lost (a worker died outside the panic guard): the
+        // rest is still reported, in order (nothing, once the output is closed).
+        for entry in waiting.into_values() {
+            reporter.emit(entry.item, entry.checked);
+        }
     });
     reporter.finish()
 }
 
 /// Verify one file; a panic in the library (a bug) is that file's I/O error, not the
 /// end of the run, and the worker starts again with fresh buffers.
-fn check(checker: &mut Checker, path: &Path, bytes_read: &AtomicU64, settings: &Settings) -> Checked {
-    panic::catch_unwind(AssertUnwindSafe(|| checker.check(path, bytes_read))).unwrap_or_else(|_| {
+fn check(checker: &mut Checker, path: &Path, run: &RunState, settings: &Settings) -> Checked {
+    panic::catch_unwind(AssertUnwindSafe(|| checker.check(path, run))).unwrap_or_else(|_| {
         *checker = Checker::new(settings.level, settings.io, settings.buffer_size);
         Checked::unreadable(io::Error::other("internal error"))
     })
