@@ -3,8 +3,8 @@
 //! length, and whether the trailer and `payload_hash` match the payload.
 
 use crate::cli::{InspectArgs, IoMode};
-use crate::io::{Checker, Outcome, RunState};
 use crate::fsutil::Spooled;
+use crate::io::{Checker, Outcome, RunState};
 use crate::output::{self, JsonObject};
 use crate::walk;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};

@@ -479,8 +479,7 @@ impl<'a> Report<'a> {
             }
             Action::Skipped { reason } => {
                 self.skipped += 1;
-                let json =
-                    JsonObject::new().path(path).field("action", "skipped").field("reason", *reason);
+                let json = JsonObject::new().path(path).field("action", "skipped").field("reason", *reason);
                 (Some(format!("{:<13} {shown}: {reason}", "skipped")), json)
             }
             Action::Unreadable { error } => {

@@ -3,9 +3,9 @@
 
 use crate::cli::{FingerprintArgs, PackArgs, UnpackArgs};
 use crate::fsutil::{self, Spooled};
-use crate::walk;
 use crate::io::{Checker, Outcome, RunState};
 use crate::output::{self, JsonObject};
+use crate::walk;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::frame::{magic_name, HeadFields, HEADER_LEN, MIN_FRAME_PREFIX};
 use membrane_frame::{
@@ -65,7 +65,10 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
             });
         }
         let dir = fsutil::parent_dir(&args.output);
-        Some(Spooled::stdin(&dir).map_err(|err| Failure::io(&dir, "cannot copy the payload from standard input into", &err))?)
+        Some(
+            Spooled::stdin(&dir)
+                .map_err(|err| Failure::io(&dir, "cannot copy the payload from standard input into", &err))?,
+        )
     } else {
         None
     };

@@ -6,8 +6,8 @@
 
 use crate::output;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::cell::Cell;
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 /// How often the message is rebuilt (indicatif limits the drawing itself).
@@ -32,7 +32,10 @@ impl Progress {
             (true, false) => ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 10),
         };
         let bar = ProgressBar::with_draw_target(None, target);
-        bar.set_style(ProgressStyle::with_template("{prefix} {spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        bar.set_style(
+            ProgressStyle::with_template("{prefix} {spinner} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
         bar.set_prefix(label);
         Progress { bar, start: Instant::now(), last_update: Cell::new(None) }
     }

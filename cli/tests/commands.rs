@@ -342,7 +342,16 @@ fn standard_input_works_wherever_a_file_is_read() {
     // pack --payload -
     let id = scratch.write("id.json", IDENTITY.as_bytes());
     let out = scratch.path().join("from-stdin.frame");
-    let args = ["pack", "--fill-payload-hash", "--identity", id.to_str().unwrap(), "--payload", "-", "-o", out.to_str().unwrap()];
+    let args = [
+        "pack",
+        "--fill-payload-hash",
+        "--identity",
+        id.to_str().unwrap(),
+        "--payload",
+        "-",
+        "-o",
+        out.to_str().unwrap(),
+    ];
     let output = run_with_stdin(&args, &payload);
     assert_eq!(status(&output), 0, "{}", stderr(&output));
     let written = fs::read(&out).unwrap();

@@ -123,7 +123,17 @@ fn standard_input_is_verified_like_a_file() {
 fn a_256_mib_frame_on_standard_input_is_verified_in_bounded_memory() {
     assert!(Path::new("/usr/bin/time").exists(), "this test needs GNU time (apt-get install time)");
     let scratch = Scratch::new("stdin-big");
-    let made = run(&["demo", "--out", scratch.path().join("c").to_str().unwrap(), "--frames", "1", "--frame-size", "256MiB", "--only-valid", "--no-verify"]);
+    let made = run(&[
+        "demo",
+        "--out",
+        scratch.path().join("c").to_str().unwrap(),
+        "--frames",
+        "1",
+        "--frame-size",
+        "256MiB",
+        "--only-valid",
+        "--no-verify",
+    ]);
     assert_eq!(status(&made), 0, "{}", stderr(&made));
     let frame_path = fs::read_dir(scratch.path().join("c")).unwrap().next().unwrap().unwrap().path();
     let rss_file = scratch.path().join("rss");

@@ -94,7 +94,8 @@ fn a_pipe_gets_no_progress_line_unless_asked() {
     assert!(!stderr(&output).contains('\r') && !stderr(&output).contains("verify "), "{}", stderr(&output));
     assert!(!stdout(&output).contains('\r'));
 
-    let output = run_paths(&["verify", "--progress", "always", "--json", "-j", "1", "--level", "full"], &[scratch.path()]);
+    let output =
+        run_paths(&["verify", "--progress", "always", "--json", "-j", "1", "--level", "full"], &[scratch.path()]);
     assert_eq!(status(&output), 0);
     assert!(!drawn_lines(&stderr(&output)).is_empty(), "{:?}", stderr(&output));
     // The JSON on stdout is untouched by the line.

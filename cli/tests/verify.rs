@@ -282,7 +282,10 @@ fn directories_and_files_without_permission_are_reported() {
     let codes = codes_by_path(&records, scratch.path());
     assert_eq!(codes.get("closed").map(String::as_str), Some("io"), "{codes:?}");
     let closed = records.iter().find(|r| r["path"].as_str().unwrap().ends_with("closed")).unwrap();
-    assert!(closed["reason"].as_str().unwrap().starts_with("cannot list this directory: Permission denied"), "{closed}");
+    assert!(
+        closed["reason"].as_str().unwrap().starts_with("cannot list this directory: Permission denied"),
+        "{closed}"
+    );
     assert_eq!(codes.get("open/secret.frame").map(String::as_str), Some("io"), "{codes:?}");
     assert_eq!(codes.get("open/good.frame").map(String::as_str), Some("ok"), "{codes:?}");
     assert_eq!(summary["io_errors"], 2);
