@@ -52,7 +52,7 @@ pub fn run(args: &EnvelopeCheckArgs) -> u8 {
         match item {
             Found::File { path } => checker.check_file(&path),
             Found::Unreadable { path, error } => checker.unreadable(&path, &error),
-            Found::Skipped { path, reason } => output::complain(&path, format_args!("skipped: {reason}")),
+            Found::Skipped { path, reason } => checker.skipped(&path, reason),
         }
     }
     checker.finish()
@@ -124,6 +124,22 @@ impl Checker<'_> {
         }
         if let Some(text) = text {
             let _ = writeln!(self.out, "{text}");
+        }
+    }
+
+    /// An entry left alone (a FIFO, a symlink loop): a line of its own with `--json`.
+    fn skipped(&mut self, path: &Path, reason: &str) {
+        if self.args.json {
+            let line = JsonObject::new()
+                .path(path)
+                .field("code", "skipped")
+                .field("class", "skipped")
+                .field("reason", reason)
+                .finish();
+            let _ = writeln!(self.out, "{line}");
+        } else {
+            let _ = self.out.flush();
+            output::complain(path, format_args!("skipped: {reason}"));
         }
     }
 

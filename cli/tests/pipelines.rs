@@ -309,3 +309,15 @@ fn memory_does_not_grow_with_the_number_of_files() {
     assert!(report.contains("verified 200004 files"), "{report}");
     assert!(many <= one + 2048, "peak RSS {many} KiB for 200 000 files, {one} KiB for one");
 }
+
+#[test]
+fn envelope_check_json_has_a_line_for_a_skipped_entry_too() {
+    let scratch = Scratch::new("envelope-skipped");
+    let fifo = scratch.path().join("outbox.jsonl");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let output = run_paths(&["envelope", "check", "--json"], &[scratch.path()]);
+    assert_eq!(stderr(&output), "");
+    let first: serde_json::Value = serde_json::from_str(stdout(&output).lines().next().unwrap()).unwrap();
+    assert_eq!(first["code"], "skipped");
+    assert!(first["path"].as_str().unwrap().ends_with("outbox.jsonl"));
+}
