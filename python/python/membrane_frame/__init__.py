@@ -1,0 +1,90 @@
+"""Strict, zero-copy reader and writer of Membrane v5 KV-cache frames and envelopes.
+
+The format logic is the membrane-frame Rust library (SPEC.md); this package is its
+Python face. Buffers are read in place (``bytes``, ``bytearray``, ``memoryview``,
+``mmap.mmap``, NumPy arrays), payloads come back as ``memoryview`` objects into them,
+and hashing and parsing run without the GIL, so threads verify in parallel.
+
+>>> import membrane_frame as mf
+>>> identity = mf.PayloadIdentity(
+...     "0" * 64, "llama-3-8b", "main", "llama-3-8b", "main",
+...     (0, 31), (-1, -1), (0, 127), "float16", [1, 1, 1, 1, 4])
+>>> frame = mf.canonicalize(identity, b"12345678", fill_payload_hash=True)
+>>> mf.check_frame(frame, level="full")
+'ok'
+>>> ident, payload = mf.parse_canonical(frame)
+>>> bytes(payload)
+b'12345678'
+"""
+
+import os
+from typing import BinaryIO, Union
+
+from ._native import (
+    CorruptPayloadError,
+    Frame,
+    FragmentMessage,
+    MembraneError,
+    PayloadIdentity,
+    SchemaError,
+    StreamVerifier,
+    UsageError,
+    VerifyFiles,
+    __version__,
+    canonicalize,
+    check_envelope,
+    check_frame,
+    fingerprint_compat,
+    frame_parts,
+    parse_canonical,
+    verify_files,
+)
+
+__all__ = [
+    "CorruptPayloadError",
+    "Frame",
+    "FragmentMessage",
+    "MembraneError",
+    "PayloadIdentity",
+    "SchemaError",
+    "StreamVerifier",
+    "UsageError",
+    "VerifyFiles",
+    "__version__",
+    "canonicalize",
+    "check_envelope",
+    "check_frame",
+    "fingerprint_compat",
+    "frame_parts",
+    "parse_canonical",
+    "verify_files",
+    "write_frame",
+]
+
+
+def write_frame(dest: Union[int, BinaryIO], identity: PayloadIdentity, payload, fill_payload_hash: bool = False) -> int:
+    """Write the frame for ``payload`` to ``dest`` without copying the payload.
+
+    ``dest`` is a file descriptor (written with ``os.writev``, retried until every byte
+    is out) or a binary file object (``write`` is called with the head, a memoryview of
+    the payload, and the trailer). Returns the number of bytes written.
+    """
+    head, trailer = frame_parts(identity, payload, fill_payload_hash)
+    parts = [memoryview(head), memoryview(payload).cast("B"), memoryview(trailer)]
+    total = sum(len(part) for part in parts)
+    if isinstance(dest, int):
+        while parts:
+            written = os.writev(dest, parts)
+            while parts and written >= len(parts[0]):
+                written -= len(parts[0])
+                parts.pop(0)
+            if parts and written:
+                parts[0] = parts[0][written:]
+        return total
+    for part in parts:
+        view = part
+        while len(view):
+            written = dest.write(view)
+            # io objects return the count; a plain writer returning None took it all.
+            view = view[len(view) if written is None else written :]
+    return total

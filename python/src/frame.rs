@@ -1,0 +1,292 @@
+//! Frames (SPEC §1): `check_frame`, `parse_canonical`, `Frame.parse`, the writers
+//! `canonicalize` and `frame_parts`, and `StreamVerifier`.
+//!
+//! The caller's buffer is read in place with the GIL released; a payload comes back as
+//! a `memoryview` into that buffer (which it keeps alive), never as a copy.
+
+use crate::buffer::Bytes;
+use crate::errors::OrRaise;
+use crate::identity::Identity;
+use membrane::{
+    encode_frame, Frame, FrameEncoder, ParseMode, ReadOptions, Sha256Digest, StreamStatus, StreamVerifier,
+    VerifyLevel,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyMemoryView, PySlice};
+use std::ptr::NonNull;
+
+/// `"layout" | "identity" | "trailer" | "full"`.
+pub fn level(name: &str) -> PyResult<VerifyLevel> {
+    VerifyLevel::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!("level must be \"layout\", \"identity\", \"trailer\" or \"full\", not {name:?}"))
+    })
+}
+
+fn options(level_name: &str, prefix: bool) -> PyResult<ReadOptions> {
+    let mode = if prefix { ParseMode::Prefix } else { ParseMode::Exact };
+    Ok(ReadOptions::new().level(level(level_name)?).mode(mode))
+}
+
+/// `buf[start:end]` as a byte-wise memoryview into the caller's object.
+fn view<'py>(buf: &Bound<'py, PyAny>, start: usize, end: usize) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = PyMemoryView::from(buf)?.call_method1("cast", ("B",))?;
+    let bound = |n: usize| isize::try_from(n).map_err(|_| PyValueError::new_err("buffer too large"));
+    bytes.get_item(PySlice::new(buf.py(), bound(start)?, bound(end)?, 1))
+}
+
+/// Verify one frame (exact mode) and return its SPEC §8 code name: `"ok"`,
+/// `"trailer_mismatch"`, ... Never raises for bad bytes.
+#[pyfunction]
+#[pyo3(signature = (buf, level = "trailer"))]
+pub fn check_frame(py: Python<'_>, buf: &Bound<'_, PyAny>, level: &str) -> PyResult<&'static str> {
+    let options = options(level, false)?;
+    let bytes = Bytes::of(buf)?;
+    let slice = bytes.as_slice();
+    let verdict = py.detach(|| Frame::parse_with(slice, &options).map(|_| ()));
+    Ok(match verdict {
+        Ok(()) => "ok",
+        Err(err) => err.code().name(),
+    })
+}
+
+/// A verified frame: its identity, a view of its payload, and what was checked.
+#[pyclass(frozen, module = "membrane_frame", name = "Frame")]
+pub struct PyFrame {
+    #[pyo3(get)]
+    identity: Option<Py<Identity>>,
+    /// A memoryview of the payload in the caller's buffer (None for a streamed frame).
+    #[pyo3(get)]
+    payload: Option<Py<PyAny>>,
+    #[pyo3(get)]
+    frame_len: u64,
+    #[pyo3(get)]
+    payload_len: u64,
+    #[pyo3(get)]
+    identity_len: u64,
+    /// Offset of the payload in the buffer.
+    #[pyo3(get)]
+    payload_offset: Option<u64>,
+    #[pyo3(get)]
+    level: &'static str,
+    trailer: [u8; 8],
+    digest: Option<Sha256Digest>,
+}
+
+#[pymethods]
+impl PyFrame {
+    /// Parse and verify the frame at the start of `buf` at `level`. Exact by default
+    /// (the buffer holds one frame); `prefix=True` allows bytes after it (the next
+    /// frame starts at `frame_len`). Raises `SchemaError` or `CorruptPayloadError`.
+    #[staticmethod]
+    #[pyo3(signature = (buf, level = "trailer", prefix = false))]
+    fn parse(py: Python<'_>, buf: &Bound<'_, PyAny>, level: &str, prefix: bool) -> PyResult<PyFrame> {
+        let options = options(level, prefix)?;
+        let bytes = Bytes::of(buf)?;
+        let slice = bytes.as_slice();
+        let (frame, _) = py.detach(|| Frame::parse_with(slice, &options)).or_raise(py)?;
+        let start = frame.payload_offset();
+        let payload = view(buf, start, start + frame.payload().len())?;
+        Ok(PyFrame {
+            identity: frame.identity().map(|identity| Py::new(py, Identity::keep(identity))).transpose()?,
+            payload: Some(payload.unbind()),
+            frame_len: frame.len() as u64,
+            payload_len: frame.payload().len() as u64,
+            identity_len: frame.identity_json().len() as u64,
+            payload_offset: Some(start as u64),
+            level: frame.level().name(),
+            trailer: frame.trailer(),
+            digest: frame.payload_digest(),
+        })
+    }
+
+    /// The stored trailer (8 bytes).
+    #[getter]
+    fn trailer<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.trailer)
+    }
+
+    /// SHA-256 of the payload as hex (trailer level and above), else None.
+    #[getter]
+    fn payload_sha256(&self) -> Option<String> {
+        self.digest.map(|digest| digest.to_hex().to_string())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Frame(frame_len={}, payload_len={}, level={:?})", self.frame_len, self.payload_len, self.level)
+    }
+}
+
+/// The drop-in for the Python implementation's `parse_canonical`: verify at the
+/// trailer level (exact) and return `(identity, payload)`, the payload a memoryview
+/// into `buf`.
+#[pyfunction]
+pub fn parse_canonical(py: Python<'_>, buf: &Bound<'_, PyAny>) -> PyResult<(Py<Identity>, Py<PyAny>)> {
+    let frame = PyFrame::parse(py, buf, "trailer", false)?;
+    match (frame.identity, frame.payload) {
+        (Some(identity), Some(payload)) => Ok((identity, payload)),
+        _ => Err(PyValueError::new_err("internal error: a trailer-level frame without identity or payload")),
+    }
+}
+
+/// The identity with `payload_hash` set to the payload's digest, when asked.
+fn identity_for<'a>(
+    py: Python<'_>,
+    identity: &'a Identity,
+    digest_hex: Option<&'a str>,
+) -> PyResult<membrane::PayloadIdentity<'a>> {
+    let parsed = identity.parsed(py)?;
+    match digest_hex {
+        Some(hex) => parsed.with_payload_hash(hex).or_raise(py),
+        None => Ok(parsed),
+    }
+}
+
+/// The whole frame as `bytes` (one copy of the payload: into the result). With
+/// `fill_payload_hash=True`, `payload_hash` is set to the payload's SHA-256.
+#[pyfunction]
+#[pyo3(signature = (identity, payload, fill_payload_hash = false))]
+pub fn canonicalize<'py>(
+    py: Python<'py>,
+    identity: PyRef<'py, Identity>,
+    payload: &Bound<'py, PyAny>,
+    fill_payload_hash: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = Bytes::of(payload)?;
+    let payload = bytes.as_slice();
+    let hex = fill_payload_hash.then(|| py.detach(|| Sha256Digest::of(payload)).to_hex());
+    let identity = identity_for(py, &identity, hex.as_ref().map(|hex| hex.as_str()))?;
+    let len = FrameEncoder::new(&identity, payload.len() as u64).or_raise(py)?.frame_len();
+    let len = usize::try_from(len).map_err(|_| PyValueError::new_err("frame too large for memory"))?;
+    PyBytes::new_with(py, len, |out| {
+        py.detach(|| encode_frame(&identity, payload, out)).map(|_| ()).or_raise(py)
+    })
+}
+
+/// `(head, trailer)` of the frame for `payload`: write head, payload and trailer one
+/// after another (`os.writev`, or `write_frame`) and the payload is never copied.
+#[pyfunction]
+#[pyo3(signature = (identity, payload, fill_payload_hash = false))]
+pub fn frame_parts<'py>(
+    py: Python<'py>,
+    identity: PyRef<'py, Identity>,
+    payload: &Bound<'py, PyAny>,
+    fill_payload_hash: bool,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let bytes = Bytes::of(payload)?;
+    let payload = bytes.as_slice();
+    let digest = py.detach(|| Sha256Digest::of(payload));
+    let hex = digest.to_hex();
+    let identity = identity_for(py, &identity, fill_payload_hash.then_some(hex.as_str()))?;
+    let encoder = FrameEncoder::new(&identity, payload.len() as u64).or_raise(py)?;
+    let head = PyBytes::new_with(py, encoder.head_len(), |out| encoder.write_head_into(out).map(|_| ()).or_raise(py))?;
+    Ok((head, PyBytes::new(py, &digest.trailer())))
+}
+
+/// The identity buffer a `StreamVerifier` writes into, owned by the Python object and
+/// lent to the library's verifier for the object's whole life.
+struct IdentityBuffer(NonNull<[u8]>);
+
+// SAFETY: the buffer is plain bytes owned by one `Stream`; PyO3 gives that object to
+// one thread at a time (it is not `frozen`: every method borrows it mutably).
+unsafe impl Send for IdentityBuffer {}
+// SAFETY: as above; no method hands out a shared reference to the bytes.
+unsafe impl Sync for IdentityBuffer {}
+
+impl IdentityBuffer {
+    fn new(len: usize) -> IdentityBuffer {
+        IdentityBuffer(NonNull::from(Box::leak(vec![0u8; len].into_boxed_slice())))
+    }
+
+    /// The buffer for the verifier.
+    ///
+    /// # Safety
+    /// Called once per buffer; the reference must be gone (the verifier dropped) before
+    /// the buffer is.
+    unsafe fn lend(&mut self) -> &'static mut [u8] {
+        // SAFETY: the pointer came from Box::leak, is valid and unaliased (this is the
+        // only reference ever made, per the contract above).
+        unsafe { self.0.as_mut() }
+    }
+}
+
+impl Drop for IdentityBuffer {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from Box::leak of a boxed slice and is freed once;
+        // `Stream` drops its verifier (the borrower) before this field (field order).
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
+/// Verify a frame that arrives in chunks (a socket, a pipe) without holding its
+/// payload: `feed(chunk)` returns how many more bytes are needed (0 when the frame is
+/// complete), `finish()` the verdict as a `Frame` without payload, or raises.
+#[pyclass(module = "membrane_frame", name = "StreamVerifier")]
+pub struct Stream {
+    // Field order matters: the verifier borrows `_identity` and is dropped first.
+    verifier: Option<StreamVerifier<'static>>,
+    consumed: Option<u64>,
+    _identity: IdentityBuffer,
+}
+
+#[pymethods]
+impl Stream {
+    #[new]
+    #[pyo3(signature = (level = "trailer", prefix = false, identity_limit = 65536))]
+    fn new(level: &str, prefix: bool, identity_limit: u32) -> PyResult<Stream> {
+        let options = options(level, prefix)?.identity_limit(identity_limit);
+        let mut identity = IdentityBuffer::new(identity_limit as usize);
+        // SAFETY: lent once; `verifier` is declared before `_identity`, so it is dropped
+        // first, and it is never moved out of this object except to be consumed in
+        // `finish` (which copies what it returns before the verifier goes).
+        let buffer = unsafe { identity.lend() };
+        Ok(Stream { verifier: Some(StreamVerifier::new(options, buffer)), consumed: None, _identity: identity })
+    }
+
+    /// Feed the next chunk (any object with the buffer protocol); returns the number of
+    /// bytes still needed, 0 once the frame is complete. Raises on the first error.
+    fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let bytes = Bytes::of(chunk)?;
+        let slice = bytes.as_slice();
+        let verifier = self.verifier.as_mut().ok_or_else(|| PyValueError::new_err("finish() was called"))?;
+        match py.detach(|| verifier.feed(slice)).or_raise(py)? {
+            StreamStatus::NeedMore(n) => Ok(n),
+            StreamStatus::Complete { consumed } => {
+                self.consumed = Some(consumed as u64);
+                Ok(0)
+            }
+        }
+    }
+
+    /// Bytes received so far.
+    #[getter]
+    fn received(&self) -> u64 {
+        self.verifier.as_ref().map_or(0, StreamVerifier::received)
+    }
+
+    /// In prefix mode: how many bytes of the last chunk belonged to the frame, once
+    /// complete (the rest is the caller's).
+    #[getter]
+    fn consumed(&self) -> Option<u64> {
+        self.consumed
+    }
+
+    /// The verdict: a `Frame` (its `payload` is None), or `SchemaError` /
+    /// `CorruptPayloadError` (an incomplete frame is judged as the one-shot reader
+    /// would judge those bytes).
+    fn finish(&mut self, py: Python<'_>) -> PyResult<PyFrame> {
+        let verifier = self.verifier.take().ok_or_else(|| PyValueError::new_err("finish() was called"))?;
+        let frame = verifier.finish().or_raise(py)?;
+        Ok(PyFrame {
+            identity: frame.identity().map(|identity| Py::new(py, Identity::keep(identity))).transpose()?,
+            payload: None,
+            frame_len: frame.frame_len(),
+            payload_len: frame.payload_len(),
+            identity_len: frame.identity_len(),
+            payload_offset: None,
+            level: frame.level().name(),
+            trailer: frame.trailer(),
+            digest: frame.payload_digest(),
+        })
+    }
+}
