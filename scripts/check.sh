@@ -115,6 +115,12 @@ else
     loud "c-examples/Makefile is missing: the C ABI was not exercised"
 fi
 # The no_std C library for a Cortex-M4F, run under QEMU over the frame vectors.
+if python3 -m venv --help >/dev/null 2>&1; then
+    step "python: pip install ./python (PyO3 + maturin) and pytest python/tests" bash scripts/python-check.sh
+else
+    loud "python3 has no venv module: the Python package was not built or tested" "apt-get install python3-venv"
+fi
+
 if command -v arm-none-eabi-gcc >/dev/null 2>&1 && command -v qemu-system-arm >/dev/null 2>&1; then
     step "bare metal: thumbv7em-none-eabihf library under qemu-system-arm (make -C c-examples baremetal-check)" \
         make -C c-examples baremetal-check

@@ -22,6 +22,8 @@ need_tool pkg-config pkg-config
 need_tool valgrind valgrind
 need_tool arm-none-eabi-gcc gcc-arm-none-eabi
 need_tool qemu-system-arm qemu-system-arm
+# Debian's python3 needs python3-venv for the Python package's test venv.
+python3 -m venv --help >/dev/null 2>&1 || apt_missing+=(python3-venv)
 # GNU time (peak RSS in the CLI's memory tests); `command -v time` finds the shell keyword.
 [ -x /usr/bin/time ] || apt_missing+=(time)
 # newlib is a library, not a tool: look for its semihosting specs file.

@@ -91,7 +91,9 @@ fn walk(roots: &[PathBuf], files: &SyncSender<PathBuf>, verdicts: &SyncSender<Ve
             let sent = match entry {
                 Ok(entry) if entry.file_type().is_dir() => Ok(()),
                 Ok(entry) if entry.file_type().is_file() => files.send(entry.into_path()).map_err(drop),
-                Ok(entry) if entry.depth() == 0 => verdicts.send((entry.into_path().into_os_string(), "io", None)).map_err(drop),
+                Ok(entry) if entry.depth() == 0 => {
+                    verdicts.send((entry.into_path().into_os_string(), "io", None)).map_err(drop)
+                }
                 Ok(entry) => verdicts.send((entry.into_path().into_os_string(), "skipped", None)).map_err(drop),
                 Err(err) => {
                     let code = if err.loop_ancestor().is_some() { "skipped" } else { "io" };

@@ -4,7 +4,7 @@
 //! A message keeps the envelope text it was read from (or the `to_bytes` text, when
 //! built) and decodes a field when it is asked for.
 
-use crate::buffer::Bytes;
+use crate::buffer::{without_gil, Bytes};
 use crate::errors::{self, OrRaise};
 use crate::identity::{text, Identity};
 use membrane::{CompatInputs, Consistency, ErrorCode, FragmentMessage, Hlc};
@@ -17,7 +17,7 @@ use pyo3::types::PyBytes;
 pub fn check_envelope(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<&'static str> {
     let text = text_bytes(text)?;
     let slice = text.as_slice();
-    Ok(match py.detach(|| FragmentMessage::parse(slice).map(|_| ())) {
+    Ok(match without_gil(py, slice.len(), || FragmentMessage::parse(slice).map(|_| ())) {
         Ok(()) => "ok",
         Err(err) => err.code().name(),
     })
@@ -116,7 +116,7 @@ impl Message {
     fn from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Message> {
         let text = text_bytes(data)?;
         let slice = text.as_slice();
-        py.detach(|| FragmentMessage::parse(slice).map(|_| ())).or_raise(py)?;
+        without_gil(py, slice.len(), || FragmentMessage::parse(slice).map(|_| ())).or_raise(py)?;
         Ok(Message { text: slice.into() })
     }
 

@@ -4,12 +4,11 @@
 //! The caller's buffer is read in place with the GIL released; a payload comes back as
 //! a `memoryview` into that buffer (which it keeps alive), never as a copy.
 
-use crate::buffer::Bytes;
+use crate::buffer::{without_gil, Bytes};
 use crate::errors::OrRaise;
 use crate::identity::Identity;
 use membrane::{
-    encode_frame, Frame, FrameEncoder, ParseMode, ReadOptions, Sha256Digest, StreamStatus, StreamVerifier,
-    VerifyLevel,
+    encode_frame, Frame, FrameEncoder, ParseMode, ReadOptions, Sha256Digest, StreamStatus, StreamVerifier, VerifyLevel,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -29,10 +28,14 @@ fn options(level_name: &str, prefix: bool) -> PyResult<ReadOptions> {
 }
 
 /// `buf[start:end]` as a byte-wise memoryview into the caller's object.
+///
+/// The slice is made by calling `slice(start, end)`: PyO3 0.28's `PySlice::new` leaks
+/// its two bound integers (it hands new references to `PySlice_New`, which does not
+/// take them over), which the no-leak test caught.
 fn view<'py>(buf: &Bound<'py, PyAny>, start: usize, end: usize) -> PyResult<Bound<'py, PyAny>> {
     let bytes = PyMemoryView::from(buf)?.call_method1("cast", ("B",))?;
-    let bound = |n: usize| isize::try_from(n).map_err(|_| PyValueError::new_err("buffer too large"));
-    bytes.get_item(PySlice::new(buf.py(), bound(start)?, bound(end)?, 1))
+    let range = buf.py().get_type::<PySlice>().call1((start, end))?;
+    bytes.get_item(range)
 }
 
 /// Verify one frame (exact mode) and return its SPEC §8 code name: `"ok"`,
@@ -43,7 +46,7 @@ pub fn check_frame(py: Python<'_>, buf: &Bound<'_, PyAny>, level: &str) -> PyRes
     let options = options(level, false)?;
     let bytes = Bytes::of(buf)?;
     let slice = bytes.as_slice();
-    let verdict = py.detach(|| Frame::parse_with(slice, &options).map(|_| ()));
+    let verdict = without_gil(py, slice.len(), || Frame::parse_with(slice, &options).map(|_| ()));
     Ok(match verdict {
         Ok(()) => "ok",
         Err(err) => err.code().name(),
@@ -55,9 +58,9 @@ pub fn check_frame(py: Python<'_>, buf: &Bound<'_, PyAny>, level: &str) -> PyRes
 pub struct PyFrame {
     #[pyo3(get)]
     identity: Option<Py<Identity>>,
-    /// A memoryview of the payload in the caller's buffer (None for a streamed frame).
-    #[pyo3(get)]
-    payload: Option<Py<PyAny>>,
+    /// The caller's buffer (None for a streamed frame); the payload view is made from
+    /// it when asked for.
+    source: Option<Py<PyAny>>,
     #[pyo3(get)]
     frame_len: u64,
     #[pyo3(get)]
@@ -84,12 +87,11 @@ impl PyFrame {
         let options = options(level, prefix)?;
         let bytes = Bytes::of(buf)?;
         let slice = bytes.as_slice();
-        let (frame, _) = py.detach(|| Frame::parse_with(slice, &options)).or_raise(py)?;
+        let (frame, _) = without_gil(py, slice.len(), || Frame::parse_with(slice, &options)).or_raise(py)?;
         let start = frame.payload_offset();
-        let payload = view(buf, start, start + frame.payload().len())?;
         Ok(PyFrame {
             identity: frame.identity().map(|identity| Py::new(py, Identity::keep(identity))).transpose()?,
-            payload: Some(payload.unbind()),
+            source: Some(buf.clone().unbind()),
             frame_len: frame.len() as u64,
             payload_len: frame.payload().len() as u64,
             identity_len: frame.identity_json().len() as u64,
@@ -98,6 +100,17 @@ impl PyFrame {
             trailer: frame.trailer(),
             digest: frame.payload_digest(),
         })
+    }
+
+    /// A memoryview of the payload in the caller's buffer, which it keeps alive (None
+    /// for a streamed frame). Made on first use: a parse that only needs the identity
+    /// pays nothing for it.
+    #[getter]
+    fn payload(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let (Some(source), Some(start)) = (&self.source, self.payload_offset) else { return Ok(None) };
+        let start = usize::try_from(start).map_err(|_| PyValueError::new_err("offset too large"))?;
+        let end = usize::try_from(self.payload_len).map_err(|_| PyValueError::new_err("payload too large"))? + start;
+        Ok(Some(view(source.bind(py), start, end)?.unbind()))
     }
 
     /// The stored trailer (8 bytes).
@@ -123,8 +136,8 @@ impl PyFrame {
 #[pyfunction]
 pub fn parse_canonical(py: Python<'_>, buf: &Bound<'_, PyAny>) -> PyResult<(Py<Identity>, Py<PyAny>)> {
     let frame = PyFrame::parse(py, buf, "trailer", false)?;
-    match (frame.identity, frame.payload) {
-        (Some(identity), Some(payload)) => Ok((identity, payload)),
+    match (frame.identity.as_ref(), frame.payload(py)?) {
+        (Some(identity), Some(payload)) => Ok((identity.clone_ref(py), payload)),
         _ => Err(PyValueError::new_err("internal error: a trailer-level frame without identity or payload")),
     }
 }
@@ -154,12 +167,12 @@ pub fn canonicalize<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = Bytes::of(payload)?;
     let payload = bytes.as_slice();
-    let hex = fill_payload_hash.then(|| py.detach(|| Sha256Digest::of(payload)).to_hex());
+    let hex = fill_payload_hash.then(|| without_gil(py, payload.len(), || Sha256Digest::of(payload)).to_hex());
     let identity = identity_for(py, &identity, hex.as_ref().map(|hex| hex.as_str()))?;
     let len = FrameEncoder::new(&identity, payload.len() as u64).or_raise(py)?.frame_len();
     let len = usize::try_from(len).map_err(|_| PyValueError::new_err("frame too large for memory"))?;
     PyBytes::new_with(py, len, |out| {
-        py.detach(|| encode_frame(&identity, payload, out)).map(|_| ()).or_raise(py)
+        without_gil(py, payload.len(), || encode_frame(&identity, payload, out)).map(|_| ()).or_raise(py)
     })
 }
 
@@ -175,7 +188,7 @@ pub fn frame_parts<'py>(
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let bytes = Bytes::of(payload)?;
     let payload = bytes.as_slice();
-    let digest = py.detach(|| Sha256Digest::of(payload));
+    let digest = without_gil(py, payload.len(), || Sha256Digest::of(payload));
     let hex = digest.to_hex();
     let identity = identity_for(py, &identity, fill_payload_hash.then_some(hex.as_str()))?;
     let encoder = FrameEncoder::new(&identity, payload.len() as u64).or_raise(py)?;
@@ -249,7 +262,7 @@ impl Stream {
         let bytes = Bytes::of(chunk)?;
         let slice = bytes.as_slice();
         let verifier = self.verifier.as_mut().ok_or_else(|| PyValueError::new_err("finish() was called"))?;
-        match py.detach(|| verifier.feed(slice)).or_raise(py)? {
+        match without_gil(py, slice.len(), || verifier.feed(slice)).or_raise(py)? {
             StreamStatus::NeedMore(n) => Ok(n),
             StreamStatus::Complete { consumed } => {
                 self.consumed = Some(consumed as u64);
@@ -279,7 +292,7 @@ impl Stream {
         let frame = verifier.finish().or_raise(py)?;
         Ok(PyFrame {
             identity: frame.identity().map(|identity| Py::new(py, Identity::keep(identity))).transpose()?,
-            payload: None,
+            source: None,
             frame_len: frame.frame_len(),
             payload_len: frame.payload_len(),
             identity_len: frame.identity_len(),

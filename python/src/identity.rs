@@ -162,9 +162,11 @@ impl Identity {
         dict.set_item("model_revision", text(&identity.model_revision()))?;
         dict.set_item("tokenizer_name", text(&identity.tokenizer_name()))?;
         dict.set_item("tokenizer_revision", text(&identity.tokenizer_revision()))?;
-        for (key, value) in
-            [("layer_range", identity.layer_range()), ("head_range", identity.head_range()), ("token_span", identity.token_span())]
-        {
+        for (key, value) in [
+            ("layer_range", identity.layer_range()),
+            ("head_range", identity.head_range()),
+            ("token_span", identity.token_span()),
+        ] {
             dict.set_item(key, PyList::new(py, [value.start, value.end])?)?;
         }
         dict.set_item("dtype", identity.dtype().name())?;
