@@ -137,6 +137,14 @@ fn stopped() -> Outcome {
     Outcome::Unreadable(io::Error::new(io::ErrorKind::Interrupted, "stopped before the end"))
 }
 
+/// The streamed verifier's verdict on everything it was fed.
+fn verdict(verifier: StreamVerifier<'_>) -> Outcome {
+    match verifier.finish() {
+        Ok(frame) => Outcome::Valid(ValidFrame::new(frame.payload_len(), frame.identity(), frame.payload_digest())),
+        Err(err) => Outcome::Invalid(err),
+    }
+}
+
 /// What one streamed read did.
 #[derive(Debug, Default)]
 struct Work {
@@ -248,10 +256,7 @@ impl Checker {
                 return Outcome::Invalid(err);
             }
         }
-        match verifier.finish() {
-            Ok(frame) => Outcome::Valid(ValidFrame::new(frame.payload_len(), frame.identity(), frame.payload_digest())),
-            Err(err) => Outcome::Invalid(err),
-        }
+        verdict(verifier)
     }
 
     /// Map the file window by window and stream the windows through the verifier:
@@ -281,10 +286,7 @@ impl Checker {
                 return Outcome::Invalid(err);
             }
         }
-        match verifier.finish() {
-            Ok(frame) => Outcome::Valid(ValidFrame::new(frame.payload_len(), frame.identity(), frame.payload_digest())),
-            Err(err) => Outcome::Invalid(err),
-        }
+        verdict(verifier)
     }
 
     #[allow(unsafe_code)]
