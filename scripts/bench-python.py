@@ -112,7 +112,7 @@ def main():
         results["hashlib"].append(best(lambda: hashlib.sha256(view).digest(), 1))
         results["mf"].append(best(lambda: mf.check_frame(frame), 1))
         results["py-id"].append(best(lambda: python_identity_level(hello), 1, inner=20000))
-        results["mf-id"].append(best(lambda: mf.Frame.parse(hello, level="identity"), 1, inner=20000))
+        results["mf-id"].append(best(lambda: mf.Frame.parse(hello, "identity"), 1, inner=20000))
         results["1t"].append(best(one_thread, 1))
         results["2t"].append(best(two_threads, 1))
     t = {key: min(values) for key, values in results.items()}

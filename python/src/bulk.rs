@@ -8,7 +8,7 @@
 //! with file sizes; queues between the stages are bounded, so it does not grow with the
 //! number of files either.
 
-use crate::frame::level;
+use crate::frame::Level;
 use membrane::{ErrorCode, ReadOptions, StreamVerifier, VerifyLevel};
 use pyo3::prelude::*;
 use std::fs::File;
@@ -39,13 +39,13 @@ pub struct VerifyFiles {
 /// `"io"` (the path could not be read) or `"skipped"` (a FIFO, socket or device inside a
 /// tree; a symlink loop); `offset` is the byte the error concerns, or None.
 #[pyfunction]
-#[pyo3(signature = (paths, level = "trailer", threads = None))]
-pub fn verify_files(paths: &Bound<'_, PyAny>, level: &str, threads: Option<usize>) -> PyResult<VerifyFiles> {
+#[pyo3(signature = (paths, level = Level::TRAILER, threads = None))]
+pub fn verify_files(paths: &Bound<'_, PyAny>, level: Level, threads: Option<usize>) -> PyResult<VerifyFiles> {
     let roots: Vec<PathBuf> = match paths.extract::<PathBuf>() {
         Ok(one) => vec![one],
         Err(_) => paths.extract()?,
     };
-    let options = ReadOptions::new().level(self::level(level)?);
+    let options = ReadOptions::new().level(level.0);
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
     let stop = Arc::new(AtomicBool::new(false));
     let (files, queued) = mpsc::sync_channel::<PathBuf>(QUEUE);

@@ -35,6 +35,16 @@ impl Identity {
         Identity { json }
     }
 
+    /// The kept text.
+    pub fn into_json(self) -> Box<[u8]> {
+        self.json
+    }
+
+    /// An identity from text the library has already validated (a frame's identity).
+    pub fn from_validated(json: Box<[u8]>) -> Identity {
+        Identity { json }
+    }
+
     /// The identity, parsed again from the kept text (it passed the rules before, so
     /// this cannot fail unless memory is corrupted; it raises rather than panics).
     pub fn parsed(&self, py: Python<'_>) -> PyResult<PayloadIdentity<'_>> {
