@@ -1,6 +1,7 @@
-//! The batch hasher (`membrane_frame::batch_hash`) against single-stream `sha2` over the
-//! same bytes, in paired rounds (A B, B A, ...; the median of the per-round ratios):
-//! 64 KiB, 1 MiB and 16 MiB messages, in batches large enough to leave the caches.
+//! The batch frame verifier (`frame::verify_batch`, trailer level) and the batch hasher
+//! under it (`batch_hash`) against single-stream `sha2` over the same payload bytes, in
+//! paired rounds (A B, B A, ...; the median of the per-round ratios): 64 KiB, 1 MiB and
+//! 16 MiB payloads, in batches large enough to leave the caches.
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-bench cargo bench --bench batch_hash
@@ -11,7 +12,8 @@
 mod support;
 
 use membrane_frame::batch_hash::{hash_batch, hash_batch_with, Kernel};
-use membrane_frame::Sha256Digest;
+use membrane_frame::frame::verify_batch;
+use membrane_frame::{encode_frame, Frame, ReadOptions, Sha256Digest};
 use sha2::{Digest, Sha256};
 use std::hint::black_box;
 use std::time::Duration;
@@ -43,6 +45,47 @@ fn main() {
                 }
                 first
             },
+            9,
+            Duration::from_millis(400),
+        );
+        let bytes = (size * count) as f64;
+        let gib = |nanoseconds: f64| bytes / nanoseconds * 1e9 / f64::from(1u32 << 30);
+        let ratio = result.throughput_ratio();
+        println!(
+            "| {} KiB | {count} | {} | {:.2} | {:.2} | {ratio:.2}x | >= 2.0x | {} |",
+            size >> 10,
+            (size * count) >> 20,
+            gib(support::median(result.target.clone())),
+            gib(support::median(result.baseline.clone())),
+            if ratio >= 2.0 { "PASS" } else { "MISS" }
+        );
+    }
+    println!();
+    println!("| payload size | frames | MiB | verify_batch GiB/s | sha2 GiB/s | ratio (paired median) | target | verdict |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let example = membrane_frame::example_frame();
+    let identity = Frame::parse(&example).unwrap().identity().unwrap().clone();
+    for (size, count) in [(64usize << 10, 1536usize), (1 << 20, 96), (16 << 20, 12)] {
+        let frames: Vec<Vec<u8>> = (0..count)
+            .map(|i| {
+                let payload = vec![(i * 5 + 3) as u8; size];
+                let mut out = vec![0u8; size + 4096];
+                let len = encode_frame(&identity, &payload, &mut out).unwrap();
+                out.truncate(len);
+                out
+            })
+            .collect();
+        let views: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+        let payloads: Vec<&[u8]> = views.iter().map(|f| Frame::parse(f).unwrap().payload()).collect();
+        let options = ReadOptions::new();
+        let result = paired(
+            || {
+                let mut ok = 0usize;
+                verify_batch(black_box(&views), &options, |_, verdict| ok += usize::from(verdict.is_ok()));
+                assert_eq!(ok, count);
+                ok
+            },
+            || payloads.iter().fold(0u8, |x, p| x ^ Sha256::digest(black_box(p))[0]),
             9,
             Duration::from_millis(400),
         );

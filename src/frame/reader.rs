@@ -425,6 +425,24 @@ impl<'a> Frame<'a> {
         assemble!(buf, header, head, body, options.level, Some(identity), payload_digest)
     }
 
+    /// Checks 12–13 on a frame read at the identity level, with its payload's digest
+    /// computed elsewhere (the batch verifier, several payloads at once): the frame
+    /// the one-shot reader at `level` would return, or the error it would give.
+    pub(crate) fn with_payload_digest(mut self, digest: Sha256Digest, level: VerifyLevel) -> Result<Frame<'a>, Error> {
+        if level < VerifyLevel::Trailer {
+            return Ok(self);
+        }
+        check_trailer(&digest, *self.trailer, (self.payload_offset() + self.payload.len()) as u64)?;
+        if level == VerifyLevel::Full {
+            if let Some(identity) = &self.identity {
+                check_payload_hash(identity, &digest)?;
+            }
+        }
+        self.level = level;
+        self.payload_digest = Some(digest);
+        Ok(self)
+    }
+
     /// The frame's own bytes (without anything that followed it).
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
