@@ -61,7 +61,9 @@ fn main() {
         );
     }
     println!();
-    println!("| payload size | frames | MiB | verify_batch GiB/s | sha2 GiB/s | ratio (paired median) | target | verdict |");
+    println!(
+        "| payload size | frames | MiB | verify_batch GiB/s | sha2 GiB/s | ratio (paired median) | target | verdict |"
+    );
     println!("|---|---|---|---|---|---|---|---|");
     let example = membrane_frame::example_frame();
     let identity = Frame::parse(&example).unwrap().identity().unwrap().clone();
