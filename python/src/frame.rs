@@ -158,7 +158,12 @@ impl PyFrame {
         let (Some(source), Some(start)) = (&self.source, self.payload_offset) else { return Ok(None) };
         let start = usize::try_from(start).map_err(|_| PyValueError::new_err("offset too large"))?;
         let end = usize::try_from(self.payload_len).map_err(|_| PyValueError::new_err("payload too large"))? + start;
-        Ok(Some(view(source.bind(py), start, end)?.unbind()))
+        let payload = view(source.bind(py), start, end)?;
+        // A buffer resized since the parse would give a shorter view (slices clamp).
+        if payload.len()? as u64 != self.payload_len {
+            return Err(PyValueError::new_err("the buffer was resized after it was parsed; parse it again"));
+        }
+        Ok(Some(payload.unbind()))
     }
 
     /// The stored trailer (8 bytes).

@@ -74,6 +74,12 @@ def test_the_payload_is_a_view_of_the_callers_buffer():
         data.extend(b"x")
     frame = mf.Frame.parse(data, level="layout")
     assert frame.payload.obj is data
+    # A buffer resized between the parse and the first look at the payload is refused.
+    grown = bytearray(frame_of(b"D" * 100))
+    late = mf.Frame.parse(grown)
+    del grown[-50:]
+    with pytest.raises(ValueError):
+        late.payload
     array = np.frombuffer(bytearray(frame_of(b"B" * 64)), dtype=np.uint8)
     _, view = mf.parse_canonical(array)
     array.flags.writeable = True
