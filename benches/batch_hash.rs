@@ -19,6 +19,21 @@ use std::hint::black_box;
 use std::time::Duration;
 use support::{machine_summary, paired};
 
+/// One table row: sizes, both throughputs, the paired ratio and the verdict.
+fn print_row(size: usize, count: usize, result: &support::Paired) {
+    let bytes = (size * count) as f64;
+    let gib = |nanoseconds: f64| bytes / nanoseconds * 1e9 / f64::from(1u32 << 30);
+    let ratio = result.throughput_ratio();
+    println!(
+        "| {} KiB | {count} | {} | {:.2} | {:.2} | {ratio:.2}x | >= 2.0x | {} |",
+        size >> 10,
+        (size * count) >> 20,
+        gib(support::median(result.target.clone())),
+        gib(support::median(result.baseline.clone())),
+        if ratio >= 2.0 { "PASS" } else { "MISS" }
+    );
+}
+
 fn main() {
     println!("{}", machine_summary());
     println!("kernel: {}", Kernel::detect().name());
@@ -48,17 +63,7 @@ fn main() {
             9,
             Duration::from_millis(400),
         );
-        let bytes = (size * count) as f64;
-        let gib = |nanoseconds: f64| bytes / nanoseconds * 1e9 / f64::from(1u32 << 30);
-        let ratio = result.throughput_ratio();
-        println!(
-            "| {} KiB | {count} | {} | {:.2} | {:.2} | {ratio:.2}x | >= 2.0x | {} |",
-            size >> 10,
-            (size * count) >> 20,
-            gib(support::median(result.target.clone())),
-            gib(support::median(result.baseline.clone())),
-            if ratio >= 2.0 { "PASS" } else { "MISS" }
-        );
+        print_row(size, count, &result);
     }
     println!();
     println!(
@@ -91,17 +96,7 @@ fn main() {
             9,
             Duration::from_millis(400),
         );
-        let bytes = (size * count) as f64;
-        let gib = |nanoseconds: f64| bytes / nanoseconds * 1e9 / f64::from(1u32 << 30);
-        let ratio = result.throughput_ratio();
-        println!(
-            "| {} KiB | {count} | {} | {:.2} | {:.2} | {ratio:.2}x | >= 2.0x | {} |",
-            size >> 10,
-            (size * count) >> 20,
-            gib(support::median(result.target.clone())),
-            gib(support::median(result.baseline.clone())),
-            if ratio >= 2.0 { "PASS" } else { "MISS" }
-        );
+        print_row(size, count, &result);
     }
     // The portable path (what non-SHA-NI CPUs run) costs what sha2 does.
     let data = vec![3u8; 1 << 20];
