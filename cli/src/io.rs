@@ -164,13 +164,9 @@ impl Checker {
     /// into `run` as they are.
     pub fn check(&mut self, path: &Path, run: &RunState) -> Checked {
         if is_stdin(path) {
-            let mode = std::mem::replace(&mut self.mode, IoMode::Read);
-            if self.buf.is_empty() {
-                self.buf = ReadBuffer::new(READ_BUFFER);
-            }
+            self.ensure_read_buffer();
             let mut work = Work::default();
             let outcome = self.check_streaming(io::stdin().lock(), None, run, &mut work, &[]);
-            self.mode = mode;
             return Checked { outcome, size: work.read, bytes_read: work.read, bytes_hashed: work.hashed };
         }
         self.check_with_head(path, run, None)
@@ -180,12 +176,17 @@ impl Checker {
     /// run: what would the v5 reader say about the rewritten file?). Always streams.
     pub fn check_as_if(&mut self, path: &Path, head: &[u8]) -> Checked {
         let mode = std::mem::replace(&mut self.mode, IoMode::Read);
-        if self.buf.is_empty() {
-            self.buf = ReadBuffer::new(READ_BUFFER);
-        }
+        self.ensure_read_buffer();
         let checked = self.check_with_head(path, &RunState::default(), Some(head));
         self.mode = mode;
         checked
+    }
+
+    /// The streaming paths need the read buffer, which the mmap modes do not allocate.
+    fn ensure_read_buffer(&mut self) {
+        if self.buf.is_empty() {
+            self.buf = ReadBuffer::new(READ_BUFFER);
+        }
     }
 
     fn check_with_head(&mut self, path: &Path, run: &RunState, head: Option<&[u8]>) -> Checked {

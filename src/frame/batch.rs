@@ -38,30 +38,20 @@ pub fn verify_batch<'a>(frames: &[&'a [u8]], options: &ReadOptions, mut each: im
     let head_options = if hashes { options.level(VerifyLevel::Identity) } else { *options };
     for (group_index, group) in frames.chunks(GROUP).enumerate() {
         let mut verdicts: [Option<Verdict<'a>>; GROUP] = core::array::from_fn(|_| None);
+        // The payloads of the frames that pass checks 1–11, in order, packed to the front.
         let mut payloads: [&[u8]; GROUP] = [&[]; GROUP];
-        let mut hashed = 0;
-        for ((frame, verdict), payload) in group.iter().zip(verdicts.iter_mut()).zip(payloads.iter_mut()) {
+        let mut passed = 0;
+        for (frame, verdict) in group.iter().zip(verdicts.iter_mut()) {
             let read = Frame::parse_with(frame, &head_options);
-            if let Ok((frame, _)) = &read {
-                *payload = frame.payload();
-                hashed += 1;
+            if let (Ok((frame, _)), Some(slot)) = (&read, payloads.get_mut(passed)) {
+                *slot = frame.payload();
+                passed += 1;
             }
             *verdict = Some(read);
         }
         let mut digests = [Sha256Digest([0; 32]); GROUP];
         if hashes {
-            // The payloads of the frames that passed checks 1–11, packed to the front.
-            let mut packed: [&[u8]; GROUP] = [&[]; GROUP];
-            for (slot, payload) in packed.iter_mut().zip(
-                verdicts
-                    .iter()
-                    .zip(payloads)
-                    .filter_map(|(verdict, payload)| matches!(verdict, Some(Ok(_))).then_some(payload)),
-            ) {
-                *slot = payload;
-            }
-            let count = hashed.min(GROUP);
-            if let (Some(messages), Some(out)) = (packed.get(..count), digests.get_mut(..count)) {
+            if let (Some(messages), Some(out)) = (payloads.get(..passed), digests.get_mut(..passed)) {
                 // Lengths agree by construction; an error cannot happen here.
                 let _ = hash_batch(messages, out);
             }
