@@ -30,11 +30,17 @@
 
 mod support;
 
+#[path = "support/respell.rs"]
+mod respell;
+
 use criterion::measurement::Measurement;
 use criterion::Criterion;
-use membrane_frame::FragmentMessage;
+use membrane_frame::snapshot::Snapshot;
+use membrane_frame::{FragmentMessage, Frame, PayloadIdentity};
+use respell::{respell, Spelling};
 use serde::Deserialize;
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -282,8 +288,194 @@ fn main() {
         general.throughput_ratio(),
         median(general.baseline.clone())
     );
+    spelling_table(21, Duration::from_millis(40));
+    pretty_identity_row();
+    snapshot_row(9);
     println!("load average at the end: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
     println!("{line}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The general reader on other spellings (issue 16)
+
+/// The accepted envelope vectors (`"expect": "ok"`), as stored.
+fn accepted_envelopes() -> Vec<Vec<u8>> {
+    let path = vectors_dir().join("envelopes.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        let bar = "!".repeat(78);
+        eprintln!("\n{bar}\n!!! CONFORMANCE VECTORS NOT FOUND at {}: no spelling table\n{bar}\n", path.display());
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let case: serde_json::Value = serde_json::from_str(line).ok()?;
+            (case["expect"] == "ok").then(|| case["json"].as_str().map(|json| json.as_bytes().to_vec()))?
+        })
+        .collect()
+}
+
+/// `FragmentMessage::parse` against `serde_json` (owned struct) over every accepted
+/// envelope vector in each spelling: ns per envelope and the paired ratio.
+fn spelling_table(rounds: usize, round: Duration) {
+    let accepted = accepted_envelopes();
+    if accepted.is_empty() {
+        return;
+    }
+    println!(
+        "\nevery accepted envelope vector ({} of them) in four spellings; paired, {rounds} rounds of ~{round:?}",
+        accepted.len()
+    );
+    println!("| spelling | mean bytes | membrane_frame ns per envelope | allocations | serde_json owned ns per envelope | speedup (paired median) | target | verdict |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for spelling in Spelling::ALL {
+        let texts: Vec<Vec<u8>> =
+            accepted.iter().map(|text| respell(text, spelling).expect("an accepted vector is strict JSON")).collect();
+        for text in &texts {
+            assert_eq!(ours(text), serde_owned(text), "{}", String::from_utf8_lossy(text));
+        }
+        let all_ours = || texts.iter().map(|text| ours(text)).fold(0, |a, b| a ^ b);
+        let all_serde = || texts.iter().map(|text| serde_owned(text)).fold(0, |a, b| a ^ b);
+        let allocations = allocations_per_call(100, all_ours) / texts.len() as f64;
+        let pair = paired(all_ours, all_serde, rounds, round);
+        let n = texts.len() as f64;
+        let speedup = pair.throughput_ratio();
+        println!(
+            "| {} | {} | {:.0} | {allocations} | {:.0} | {speedup:.2}x | >= 2x, 0 allocations | {} |",
+            spelling.name(),
+            texts.iter().map(Vec::len).sum::<usize>() / texts.len(),
+            median(pair.target.clone()) / n,
+            median(pair.baseline.clone()) / n,
+            verdict(speedup >= 2.0 && allocations == 0.0)
+        );
+    }
+}
+
+/// Thread CPU time per call of `f` (ns), the least of `rounds` batches of `calls`.
+fn cpu_ns_per_call<T>(rounds: usize, calls: u32, mut f: impl FnMut() -> T) -> Option<f64> {
+    let mut best = f64::INFINITY;
+    for _ in 0..rounds {
+        let start = thread_cpu_time()?;
+        for _ in 0..calls {
+            black_box(f());
+        }
+        best = best.min((thread_cpu_time()? - start).as_nanos() as f64 / f64::from(calls));
+    }
+    Some(best)
+}
+
+/// The pretty-printed docs-hello identity (`frames/noncanonical-pretty.bin`), parsed by
+/// the general identity reader.
+fn pretty_identity_row() {
+    let path = vectors_dir().join("frames/noncanonical-pretty.bin");
+    let Ok(frame) = std::fs::read(&path) else {
+        eprintln!("!!! {} not found: no pretty identity row", path.display());
+        return;
+    };
+    let parsed = Frame::parse(&frame).expect("the vector is valid");
+    let json = parsed.identity_json().to_vec();
+    let identity = PayloadIdentity::parse(&json).expect("valid");
+    assert!(!identity.is_canonical());
+    let parse = || PayloadIdentity::parse(black_box(&json)).map(|identity| identity.token_span().end).ok();
+    let serde =
+        || serde_json::from_slice::<OwnedIdentity>(black_box(&json)).map(|identity| identity.token_span[1]).ok();
+    let (Some(ours_ns), Some(serde_ns)) = (cpu_ns_per_call(15, 20_000, parse), cpu_ns_per_call(15, 20_000, serde))
+    else {
+        eprintln!("!!! no thread CPU clock: no pretty identity row");
+        return;
+    };
+    println!("\n| identity reader, pretty-printed docs-hello ({} bytes) | thread CPU ns per parse (least of 15 x 20 000) | target | verdict |", json.len());
+    println!("|---|---|---|---|");
+    println!(
+        "| `PayloadIdentity::parse` (general reader) | {ours_ns:.0} | <= 400 ns | {} |",
+        verdict(ours_ns <= 400.0)
+    );
+    println!("| serde_json into an owned struct, for the record | {serde_ns:.0} | — | info |");
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OwnedMember {
+    node_id: String,
+    host: String,
+    port: u16,
+    cluster_epoch: Option<u64>,
+    healthy: Option<bool>,
+    suspect: Option<bool>,
+    missed_heartbeats: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OwnedShards {
+    primary_map: HashMap<String, String>,
+    replica_map: HashMap<String, Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OwnedServer {
+    request_count: u64,
+    error_count: u64,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OwnedSnapshot {
+    captured_at: f64,
+    cluster_epoch: u64,
+    membership: Vec<OwnedMember>,
+    schema_version: i64,
+    server: OwnedServer,
+    shards: OwnedShards,
+}
+
+/// A snapshot of about `target` bytes in the writer's form (keys sorted, `", "` and
+/// `": "`): 64 members, and maps from 64-hex content hashes to nodes.
+fn big_snapshot(target: usize) -> Vec<u8> {
+    let members: Vec<String> = (0..64)
+        .map(|i| format!("{{\"cluster_epoch\": 17, \"healthy\": true, \"host\": \"10.0.{}.{}\", \"missed_heartbeats\": 0, \"node_id\": \"node-{i:03}\", \"port\": 8080, \"suspect\": false}}", i / 256, i % 256))
+        .collect();
+    // Each entry is about 80 + 120 bytes (a primary and a replica entry).
+    let entries = target / 200;
+    let hash = |i: usize| format!("{:016x}{:016x}{:016x}{:016x}", i, i.wrapping_mul(0x9E37_79B9), !i, i ^ 0x5555);
+    let mut keys: Vec<String> = (0..entries).map(hash).collect();
+    keys.sort();
+    let primary: Vec<String> =
+        keys.iter().enumerate().map(|(i, k)| format!("\"{k}\": \"node-{:03}\"", i % 64)).collect();
+    let replica: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("\"{k}\": [\"node-{:03}\", \"node-{:03}\"]", (i + 1) % 64, (i + 2) % 64))
+        .collect();
+    format!(
+        "{{\"captured_at\": 1735600000.123, \"cluster_epoch\": 17, \"membership\": [{}], \"schema_version\": 5, \"server\": {{\"error_count\": 4, \"request_count\": 123}}, \"shards\": {{\"primary_map\": {{{}}}, \"replica_map\": {{{}}}}}}}",
+        members.join(", "),
+        primary.join(", "),
+        replica.join(", ")
+    )
+    .into_bytes()
+}
+
+/// `Snapshot::parse` of a 10 MiB snapshot with large maps, beside serde_json.
+fn snapshot_row(rounds: usize) {
+    let text = big_snapshot(10 << 20);
+    let snapshot = Snapshot::parse(&text).expect("the bench snapshot is valid");
+    let entries = snapshot.primary_map().len();
+    let owned: OwnedSnapshot = serde_json::from_slice(&text).expect("serde_json reads it");
+    assert_eq!(owned.shards.primary_map.len(), entries);
+    let ours = || Snapshot::parse(black_box(&text)).map(|s| s.primary_map().len()).ok();
+    let serde = || serde_json::from_slice::<OwnedSnapshot>(black_box(&text)).map(|s| s.shards.primary_map.len()).ok();
+    let pair = paired(ours, serde, rounds, Duration::from_millis(200));
+    let gbs = |ns: f64| text.len() as f64 / ns;
+    let (ours_ns, serde_ns) = (median(pair.target.clone()), median(pair.baseline.clone()));
+    println!("\n| snapshot, {:.1} MiB, {entries} primary + {entries} replica entries | GB/s (median round) | target | verdict |", text.len() as f64 / 1048576.0);
+    println!("|---|---|---|---|");
+    println!("| `Snapshot::parse` | {:.2} | >= 1 GB/s | {} |", gbs(ours_ns), verdict(gbs(ours_ns) >= 1.0));
+    println!(
+        "| serde_json into an owned struct (HashMaps), same rounds | {:.2} ({:.2}x ours) | — | info |",
+        gbs(serde_ns),
+        pair.throughput_ratio()
+    );
 }
 
 fn verdict(pass: bool) -> &'static str {

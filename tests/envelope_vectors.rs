@@ -156,6 +156,78 @@ fn breaking_one_field_of_a_valid_envelope_gives_its_error_and_field() {
     }
 }
 
+/// Two fields broken at once, in every ok vector and every pair of the breakages
+/// above (and a bad identity field), give the error an independent model of the SPEC
+/// §3.1 order predicts: the version first, then a missing field (none here), then the
+/// identity's problems, then the first other field in table order — whatever the order
+/// of the keys in the text.
+#[test]
+fn two_faults_are_judged_in_the_spec_order() {
+    const TABLE: [&str; 11] = [
+        "schema_version",
+        "tenant_id",
+        "identity",
+        "payload_ref",
+        "payload_size",
+        "ttl",
+        "reuse_score",
+        "version_id",
+        "consistency",
+        "hlc",
+        "fingerprint_compat",
+    ];
+    let rank = |key: &str| match key {
+        "schema_version" => 0,
+        "identity" => 1,
+        other => 2 + TABLE.iter().position(|k| *k == other).unwrap(),
+    };
+    let breakages: [(&str, Value, ErrorCode); 9] = [
+        ("schema_version", Value::from(3), ErrorCode::EnvelopeVersion),
+        ("tenant_id", Value::from("a:b"), ErrorCode::EnvelopeField),
+        ("identity", Value::from(7), ErrorCode::IdentityField),
+        ("payload_size", Value::from(-1), ErrorCode::EnvelopeField),
+        ("ttl", Value::from(-0.5), ErrorCode::EnvelopeField),
+        ("reuse_score", Value::from(2), ErrorCode::EnvelopeField),
+        ("version_id", Value::from(0), ErrorCode::EnvelopeField),
+        ("consistency", Value::from("linearizable"), ErrorCode::EnvelopeField),
+        ("hlc", Value::from(-1), ErrorCode::EnvelopeField),
+    ];
+    let mut checked = 0;
+    for case in read_jsonl("envelopes.jsonl") {
+        if case["reemit_identical"] != true {
+            continue;
+        }
+        let value: Value = serde_json::from_str(case["json"].as_str().unwrap()).unwrap();
+        let mut bad_dtype = value.clone();
+        bad_dtype["identity"]["dtype"] = Value::from("float17");
+        for (i, (first, first_value, first_code)) in breakages.iter().enumerate() {
+            for (second, second_value, second_code) in &breakages[i + 1..] {
+                let mut broken = value.clone();
+                broken[*first] = first_value.clone();
+                broken[*second] = second_value.clone();
+                let expected = if rank(first) < rank(second) { (*first_code, *first) } else { (*second_code, *second) };
+                // serde_json's map is sorted, so the text's key order differs from the table's.
+                let text = serde_json::to_string(&broken).unwrap();
+                let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+                assert_eq!((err.code(), err.field()), (expected.0, Some(expected.1)), "{}: {text}", case["name"]);
+                checked += 1;
+            }
+            // An identity field problem (the identity's own field name) beside each breakage.
+            let mut broken = bad_dtype.clone();
+            broken[*first] = first_value.clone();
+            let text = serde_json::to_string(&broken).unwrap();
+            let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+            let expected = match *first {
+                "schema_version" => (ErrorCode::EnvelopeVersion, "schema_version"),
+                "identity" => (ErrorCode::IdentityField, "identity"),
+                _ => (ErrorCode::IdentityField, "dtype"),
+            };
+            assert_eq!((err.code(), err.field()), (expected.0, Some(expected.1)), "{}: {text}", case["name"]);
+        }
+    }
+    assert!(checked >= 60 * 36, "{checked}");
+}
+
 #[test]
 fn every_compat_vector_digest_is_reproduced() {
     let cases = read_jsonl("compat.jsonl");

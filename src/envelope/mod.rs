@@ -16,8 +16,10 @@
 //!    text, so they are `envelope_json` too.
 //! 2. `envelope_version`: `schema_version` missing, not an integer token, or not 5.
 //! 3. `envelope_missing_field`: the first missing field in table order.
-//! 4. `envelope_field` — or `identity_field` for the `identity` field (not an object,
-//!    or breaking §2.2) — for the first field, in table order, that breaks its rule.
+//! 4. `identity_field`: the identity is not an object or breaks §2.2 — before any other
+//!    field's problem, because the original parses the identity before it validates
+//!    the rest.
+//! 5. `envelope_field`: the first other field, in table order, that breaks its rule.
 //!
 //! Judging in table order rather than document order makes the verdict independent of
 //! how the keys happen to be ordered in the text. Errors carry the byte offset (of the

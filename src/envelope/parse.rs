@@ -214,7 +214,11 @@ pub(crate) fn read(text: &[u8], limits: Limits, schemas: Schemas) -> Result<Fiel
                 .in_field(name));
         }
     }
-    // 4. Field rules, in table order.
+    // 4. The identity's own problems (the original parses the identity before it
+    //    validates the rest), then the other fields' rules, in table order.
+    if let Some(problem) = scan.problems.get(IDENTITY).copied().flatten() {
+        return Err(problem);
+    }
     if let Some(problem) = scan.problems.iter().flatten().next() {
         return Err(*problem);
     }
@@ -486,8 +490,38 @@ mod tests {
     #[test]
     fn field_problems_are_reported_in_table_order_whatever_the_key_order() {
         // hlc is written before tenant_id in the text but tenant_id comes first in the table.
-        let text = r#"{"hlc": -1, "schema_version": 5, "tenant_id": "a b", "identity": {}, "payload_ref": null, "payload_size": 0, "ttl": 1, "reuse_score": 0, "version_id": 1, "consistency": "strong", "fingerprint_compat": ""}"#;
-        assert_eq!(verdict(text), Err((ErrorCode::EnvelopeField, Some("tenant_id"))));
+        let text = std::format!(
+            r#"{{"hlc": -1, "schema_version": 5, "tenant_id": "a b", "identity": {IDENTITY_JSON}, "payload_ref": null, "payload_size": 0, "ttl": 1, "reuse_score": 0, "version_id": 1, "consistency": "strong", "fingerprint_compat": ""}}"#
+        );
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeField, Some("tenant_id"))));
+    }
+
+    #[test]
+    fn identity_problems_come_before_every_other_field_problem() {
+        // SPEC §3.1: version, missing fields, then the identity, then the table's order.
+        let bad_identity = IDENTITY_JSON.replace("\"int8\"", "\"int7\"");
+        let two_faults: &[&[(&str, Option<&str>)]] = &[
+            &[("tenant_id", Some("\"a b\"")), ("identity", Some(&bad_identity))],
+            &[("schema_version", Some("5")), ("identity", Some("[]")), ("ttl", Some("-1"))],
+            &[("identity", Some(&bad_identity)), ("fingerprint_compat", Some("\"x\""))],
+        ];
+        for faults in two_faults {
+            let err = FragmentMessage::parse(envelope(faults).as_bytes()).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::IdentityField, "{faults:?}");
+        }
+        // A missing field still comes first, and a bad version before that.
+        let text = envelope(&[("identity", Some(&bad_identity)), ("hlc", None)]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeMissingField, Some("hlc"))));
+        let text = envelope(&[("identity", Some(&bad_identity)), ("schema_version", Some("4"))]);
+        assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeVersion, Some("schema_version"))));
+        // The same in a legacy envelope read for migration.
+        let text = envelope(&[
+            ("schema_version", Some("4")),
+            ("tenant_id", Some("\"a b\"")),
+            ("identity", Some(&bad_identity)),
+        ]);
+        let err = read(text.as_bytes(), Limits::default(), Schemas::LegacyOrV5).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::IdentityField);
     }
 
     #[test]
