@@ -12,6 +12,11 @@ pub fn identity_fast(text: &[u8], limits: Limits) -> Option<PayloadIdentity<'_>>
     crate::identity::parse_canonical(text, limits)
 }
 
+/// The any-spelling identity path alone (`None`: not taken).
+pub fn identity_any_spelling(text: &[u8], limits: Limits) -> Option<PayloadIdentity<'_>> {
+    crate::identity::parse_any_spelling(text, limits)
+}
+
 /// The general identity reader alone.
 pub fn identity_general(text: &[u8], limits: Limits) -> Result<PayloadIdentity<'_>, Error> {
     crate::identity::parse_general(text, limits)
@@ -20,6 +25,11 @@ pub fn identity_general(text: &[u8], limits: Limits) -> Result<PayloadIdentity<'
 /// The envelope's `to_bytes`-form fast path alone (`None`: not taken).
 pub fn envelope_fast(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
     crate::envelope::parse::parse_written_form(text, limits)
+}
+
+/// The any-spelling envelope path alone (`None`: not taken).
+pub fn envelope_any_spelling(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    crate::envelope::parse::parse_any_spelling(text, limits)
 }
 
 /// The general envelope reader alone.

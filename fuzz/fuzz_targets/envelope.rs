@@ -1,17 +1,18 @@
 //! The v5 envelope reader (SPEC §3): never panics; whatever the `to_bytes`-form fast
-//! path accepts, the general reader accepts with the identical message (every field,
+//! path or the any-spelling forward pass accepts, the general reader accepts with the
+//! identical message (every field,
 //! raw strings, offsets and sources, by `Debug`); what the reader accepts, the writer
 //! re-emits as a text the reader accepts with equal values, and re-emission is a fixed
 //! point.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use membrane_frame::fuzzing::{envelope_fast, envelope_general};
+use membrane_frame::fuzzing::{envelope_any_spelling, envelope_fast, envelope_general};
 use membrane_frame::json::Limits;
 use membrane_frame::FragmentMessage;
 
 fuzz_target!(|data: &[u8]| {
-    if let Some(fast) = envelope_fast(data, Limits::default()) {
+    for fast in [envelope_fast(data, Limits::default()), envelope_any_spelling(data, Limits::default())].into_iter().flatten() {
         let general = envelope_general(data, Limits::default()).expect("the general reader accepts it too");
         assert_eq!(format!("{fast:?}"), format!("{general:?}"));
     }

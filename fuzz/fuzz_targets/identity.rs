@@ -1,12 +1,13 @@
-//! Identity JSON (SPEC §2): whatever the canonical fast path accepts, the general
-//! reader accepts with the identical identity; whatever parses re-serialises
+//! Identity JSON (SPEC §2): whatever the canonical fast path or the any-spelling
+//! forward pass accepts, the general reader accepts with the identical identity (every
+//! field, source and offsets, by `Debug`); whatever parses re-serialises
 //! canonically, the canonical text parses to the same values with the same fingerprint,
 //! and the reader's "stored text is canonical" flag is true exactly when the text is the
 //! canonical form.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use membrane_frame::fuzzing::{identity_fast, identity_general};
+use membrane_frame::fuzzing::{identity_any_spelling, identity_fast, identity_general};
 use membrane_frame::json::Limits;
 use membrane_frame::PayloadIdentity;
 
@@ -15,6 +16,10 @@ fuzz_target!(|data: &[u8]| {
         let general = identity_general(data, Limits::default()).expect("the general reader accepts it too");
         assert_eq!(fast.is_canonical(), general.is_canonical());
         assert_eq!(fast, general);
+    }
+    if let Some(fast) = identity_any_spelling(data, Limits::default()) {
+        let general = identity_general(data, Limits::default()).expect("the general reader accepts it too");
+        assert_eq!(format!("{fast:?}"), format!("{general:?}"));
     }
     let Ok(identity) = PayloadIdentity::parse(data) else { return };
     let mut canonical = vec![0u8; identity.canonical_len()];

@@ -262,13 +262,26 @@ pub(crate) mod rules {
     use crate::json::JsonStr;
 
     pub(crate) fn check_tenant(value: &JsonStr<'_>) -> Result<(), &'static str> {
+        const FORBIDDEN: &str = "tenant_id contains a forbidden character (space : / \\ \" LF TAB CR)";
         if value.is_empty() {
             return Err("tenant_id is empty");
+        }
+        if let Some(plain) = value.as_str() {
+            // The forbidden characters are ASCII, so bytes say it; code points are the
+            // bytes that do not continue a UTF-8 sequence.
+            if plain.bytes().any(|b| matches!(b, b' ' | b':' | b'/' | b'\\' | b'"' | b'\n' | b'\t' | b'\r')) {
+                return Err(FORBIDDEN);
+            }
+            if plain.len() > MAX_TENANT_CHARS && plain.bytes().filter(|&b| b & 0xC0 != 0x80).count() > MAX_TENANT_CHARS
+            {
+                return Err("tenant_id is longer than 128 characters");
+            }
+            return Ok(());
         }
         let mut count = 0usize;
         for ch in value.chars() {
             if matches!(ch, ' ' | ':' | '/' | '\\' | '"' | '\n' | '\t' | '\r') {
-                return Err("tenant_id contains a forbidden character (space : / \\ \" LF TAB CR)");
+                return Err(FORBIDDEN);
             }
             count = count.saturating_add(1);
         }
@@ -309,6 +322,24 @@ pub(crate) mod rules {
             return Ok(None);
         }
         let mut bytes = [0u8; 32];
+        if let Some(plain) = value.as_str() {
+            // Without escapes the text is the value: two digits a byte.
+            if plain.len() != 64 {
+                return Err(REASON);
+            }
+            let nibble = |b: u8| match b {
+                b'0'..=b'9' => Ok(b - b'0'),
+                b'a'..=b'f' => Ok(b - b'a' + 10),
+                _ => Err(REASON),
+            };
+            for (byte, pair) in bytes.iter_mut().zip(plain.as_bytes().chunks_exact(2)) {
+                let (Some(&high), Some(&low)) = (pair.first(), pair.get(1)) else {
+                    return Err(REASON);
+                };
+                *byte = nibble(high)? << 4 | nibble(low)?;
+            }
+            return Ok(Some(Sha256Digest(bytes)));
+        }
         let mut count = 0usize;
         for ch in value.chars() {
             let nibble = match ch {

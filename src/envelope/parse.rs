@@ -8,7 +8,7 @@ use super::{field_error, rules, Consistency, FragmentMessage, ENVELOPE_KEY_CAPAC
 use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::hlc::Hlc;
-use crate::identity::{parse_declaration_order, parse_object, PayloadIdentity};
+use crate::identity::{parse_any_order, parse_declaration_order, parse_object, PayloadIdentity};
 use crate::json::spelled::Spelled;
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
@@ -112,9 +112,13 @@ impl<'a> FragmentMessage<'a> {
 
     /// [`parse`](Self::parse) with explicit JSON limits.
     pub fn parse_with(text: &'a [u8], limits: Limits) -> Result<FragmentMessage<'a>, Error> {
-        // Writers store the `to_bytes` form; read it in one direct pass. Any other text,
-        // and any problem, goes through the general reader.
-        match parse_written_form(text, limits) {
+        // Writers store the `to_bytes` form; read it in one direct pass. Any other
+        // spelling of a valid v5 envelope in a forward pass that allows any key order,
+        // whitespace and unknown keys; any problem goes through the general reader.
+        if let Some(message) = parse_written_form(text, limits) {
+            return Ok(message);
+        }
+        match parse_any_spelling(text, limits) {
             Some(message) => Ok(message),
             None => parse_general(text, limits),
         }
@@ -181,6 +185,111 @@ pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<Fragment
         consistency,
         hlc,
         fingerprint_compat,
+    })
+}
+
+/// Unknown keys [`parse_any_spelling`] keeps to check each new one against; more go to
+/// the general reader.
+const UNKNOWN_KEYS: usize = 8;
+
+/// A valid v5 envelope in any spelling — keys in any order, whitespace anywhere JSON
+/// allows it, up to [`UNKNOWN_KEYS`] unknown keys (their values read strictly) — in one
+/// forward pass with no event reader: each known key is matched whole and a bit per
+/// field catches a repeated one. `None` for anything else (a key with escapes, a JSON
+/// problem, a field problem, a missing field, a legacy schema, a depth limit below 3):
+/// the general reader decides and words it. What it accepts equals what the general
+/// reader gives (tested, and fuzzed by the `envelope` target).
+pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    // The envelope is depth 1, the identity 2, its arrays 3.
+    if limits.max_depth < 3 {
+        return None;
+    }
+    let mut at = Spelled::new(text)?;
+    at.ws();
+    if !at.eat(b'{') {
+        return None;
+    }
+    at.ws();
+    let mut seen = 0u16;
+    let mut unknown: heapless::Vec<JsonStr<'_>, UNKNOWN_KEYS> = heapless::Vec::new();
+    let (mut tenant_id, mut identity, mut payload_ref, mut payload_size, mut ttl) = (None, None, None, None, None);
+    let (mut reuse_score, mut version_id, mut consistency, mut hlc, mut fingerprint_compat) =
+        (None, None, None, None, None);
+    loop {
+        let key = at.plain_key()?;
+        match FIELD_NAMES.iter().position(|name| *name == key) {
+            Some(index) => {
+                let bit = 1u16 << index;
+                if seen & bit != 0 {
+                    return None;
+                }
+                seen |= bit;
+                match index {
+                    SCHEMA => (at.number()?.as_i64()? == SCHEMA_VERSION).then_some(())?,
+                    TENANT => {
+                        let tenant = at.string()?;
+                        rules::check_tenant(&tenant).ok()?;
+                        tenant_id = Some(tenant);
+                    }
+                    IDENTITY => {
+                        let object_at = at.pos;
+                        identity = Some(parse_any_order(&mut at, object_at)?);
+                    }
+                    PAYLOAD_REF => {
+                        payload_ref = Some(if at.lit(b"null").is_some() { None } else { Some(at.string()?) })
+                    }
+                    PAYLOAD_SIZE => payload_size = Some(at.number()?.as_u64()?),
+                    TTL => {
+                        let value = at.number()?.as_f64();
+                        rules::check_ttl(value).ok()?;
+                        ttl = Some(value);
+                    }
+                    REUSE_SCORE => {
+                        let value = at.number()?.as_f64();
+                        rules::check_reuse_score(value).ok()?;
+                        reuse_score = Some(value);
+                    }
+                    VERSION_ID => {
+                        let value = at.number()?.as_u64()?;
+                        rules::check_version_id(value).ok()?;
+                        version_id = Some(value);
+                    }
+                    CONSISTENCY => consistency = Some(Consistency::from_json(&at.string()?)?),
+                    HLC => hlc = Some(Hlc(at.number()?.as_u64()?)),
+                    _ => fingerprint_compat = Some(rules::parse_fingerprint_compat(&at.string()?).ok()?),
+                }
+            }
+            None => {
+                let key = JsonStr::from_plain(key);
+                if unknown.iter().any(|seen| seen.raw() == key.raw()) {
+                    return None;
+                }
+                unknown.push(key).ok()?;
+                // The value nests below the envelope (depth 1).
+                at.skip_value(limits.max_depth - 1)?;
+            }
+        }
+        if !at.next_member(b'}')? {
+            break;
+        }
+    }
+    at.ws();
+    // Every field once (`schema_version` has no value to keep: it is 5).
+    if !at.at_end() || seen != (1 << FIELD_COUNT) - 1 {
+        return None;
+    }
+    Some(FragmentMessage {
+        source: Some(text),
+        tenant_id: tenant_id?,
+        identity: identity?,
+        payload_ref: payload_ref?,
+        payload_size: payload_size?,
+        ttl: ttl?,
+        reuse_score: reuse_score?,
+        version_id: version_id?,
+        consistency: consistency?,
+        hlc: hlc?,
+        fingerprint_compat: fingerprint_compat?,
     })
 }
 
@@ -712,6 +821,99 @@ mod fast_path_tests {
             assert!(!agrees(text.as_bytes(), Limits::default()), "{text}");
         }
         assert!(!agrees(DOCS.as_bytes(), Limits { max_depth: 2 }));
+    }
+
+    /// Whenever the any-spelling path accepts a text, the general reader accepts it too,
+    /// with a message identical field for field.
+    fn agrees_any(text: &[u8], limits: Limits) -> bool {
+        let fast = parse_any_spelling(text, limits);
+        if let Some(fast) = &fast {
+            let general = parse_general(text, limits).map(|m| format!("{m:?}"));
+            assert_eq!(Ok(format!("{fast:?}")), general, "{}", String::from_utf8_lossy(text));
+        }
+        fast.is_some()
+    }
+
+    /// DOCS pretty-printed, keys of the envelope reversed, with an unknown member.
+    fn other_spelling() -> String {
+        let body = DOCS.trim_start_matches('{').trim_end_matches('}');
+        let identity_start = body.find("{\"payload_hash").unwrap();
+        let identity_end = body[identity_start..].find('}').unwrap() + identity_start + 1;
+        let identity = &body[identity_start..identity_end];
+        let outer = body.replace(identity, "IDENTITY");
+        let mut members: Vec<&str> = outer.split(", ").collect();
+        members.reverse();
+        members.insert(3, "\"x-extra\": {\"a\": [1, {\"b\": null}], \"c\": \"\\u00e9\"}");
+        let pretty_identity = identity.replace("{", "{\n    ").replace(", \"", ",\n    \"");
+        format!("{{\n  {}\n}}\n", members.join(",\n  ").replace("IDENTITY", &pretty_identity))
+    }
+
+    #[test]
+    fn any_spelling_of_a_valid_envelope_takes_the_forward_pass_and_agrees() {
+        let other = other_spelling();
+        let texts = [
+            other.clone(),
+            DOCS.replace(": ", ":").replace(", ", ","),
+            format!("\t\r\n {DOCS} \n"),
+            DOCS.replace("\"public\"", "\"caf\\u00e9\"").replace(": ", ":"),
+            DOCS.replace("60.0", "5e-324").replace("0.5", "1e0").replace(": ", ":"),
+            DOCS.replace("{\"schema_version\": 5, ", "{").replace("\"\"}", "\"\", \"schema_version\": 5}"),
+            DOCS.replace("\"hlc\": 0", "\"a\": 1, \"b\": [], \"c\": {}, \"hlc\": 0"),
+        ];
+        for text in &texts {
+            assert!(parse_written_form(text.as_bytes(), Limits::default()).is_none(), "{text}");
+            assert!(agrees_any(text.as_bytes(), Limits::default()), "{text}");
+        }
+        // The unknown member nests two levels below the envelope.
+        assert!(agrees_any(other.as_bytes(), Limits { max_depth: 4 }));
+        assert!(!agrees_any(other.as_bytes(), Limits { max_depth: 3 }));
+        assert!(agrees_any(texts[1].as_bytes(), Limits { max_depth: 3 }));
+        assert!(!agrees_any(texts[1].as_bytes(), Limits { max_depth: 2 }));
+    }
+
+    #[test]
+    fn any_problem_goes_to_the_general_reader() {
+        let other = other_spelling();
+        let nine_unknown: Vec<String> = (0..9).map(|i| format!("\"u{i}\": {i}")).collect();
+        for text in [
+            other.replace("\"hlc\"", "\"hl\\u0063\""),
+            other.replace("\"x-extra\"", "\"hlc\""),
+            other.replace("\"hlc\": 0,", ""),
+            other.replace("\"schema_version\": 5", "\"schema_version\": 4"),
+            other.replace("\"schema_version\": 5", "\"schema_version\": 5.0"),
+            other.replace("\"x-extra\": {", "\"x-extra\": {\"a\": 2, "),
+            other.replace("[1, {", "[1,, {"),
+            other.replace("\"c\": \"\\u00e9\"", "\"c\": \"\\ud800\""),
+            other.replace("\"x-extra\"", "\"y\": 1,\n  \"y\""),
+            DOCS.replace("\"hlc\": 0", &format!("{}, \"hlc\": 0", nine_unknown.join(", "))),
+            other.replace("\"public\"", "\"a b\""),
+            other.replace("strong", "Strong"),
+            other.replace("float16", "float17"),
+            other.replace("\"ttl\": 60.0", "\"ttl\": -1"),
+            other.replace("\"ttl\": 60.0", "\"ttl\": 1e999"),
+            other.replace("\"version_id\": 1", "\"version_id\": 0"),
+            other.replace("\"payload_size\": 0", "\"payload_size\": -1"),
+            other.replace("\"payload_ref\": null", "\"payload_ref\": nul"),
+            other.replace("\"fingerprint_compat\": \"\"", "\"fingerprint_compat\": \"ab\""),
+            format!("{other}x"),
+            format!("[{other}]"),
+            other.replace("\n}\n", ",\n}"),
+        ] {
+            assert!(!agrees_any(text.as_bytes(), Limits::default()), "{text}");
+        }
+        // A value nested deeper than the limit: not taken (the general reader says why).
+        let deep = DOCS.replace("\"hlc\": 0", "\"x\": [[[]]], \"hlc\": 0");
+        assert!(agrees_any(deep.as_bytes(), Limits { max_depth: 4 }));
+        assert!(!agrees_any(deep.as_bytes(), Limits { max_depth: 3 }));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "minutes under Miri")]
+    fn every_one_byte_change_of_another_spelling_agrees_with_the_general_reader() {
+        let other = other_spelling();
+        let accepted =
+            crate::json::spelled::one_byte_changes(other.as_bytes(), |text| agrees_any(text, Limits::default()));
+        assert!(accepted > 100, "{accepted}");
     }
 
     #[test]

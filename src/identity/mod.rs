@@ -14,9 +14,9 @@ mod parse;
 pub use dtype::Dtype;
 
 pub(crate) use canonical::{write_i64, write_u64};
+pub(crate) use parse::{parse_any_order, parse_declaration_order, parse_object};
 #[cfg(feature = "fuzzing")]
-pub(crate) use parse::{parse_canonical, parse_general};
-pub(crate) use parse::{parse_declaration_order, parse_object};
+pub(crate) use parse::{parse_any_spelling, parse_canonical, parse_general};
 
 use crate::error::{Error, ErrorCode};
 use crate::json::JsonStr;

@@ -54,8 +54,12 @@ impl<'a> PayloadIdentity<'a> {
     /// [`parse`](Self::parse) with explicit JSON limits.
     pub fn parse_with(text: &'a [u8], limits: Limits) -> Result<PayloadIdentity<'a>, Error> {
         // Writers store the canonical spelling; read it in one direct pass. Any other
-        // text, and any problem, goes through the general reader.
-        match parse_canonical(text, limits) {
+        // spelling of a valid identity in a forward pass that allows any key order and
+        // whitespace; any problem goes through the general reader.
+        if let Some(identity) = parse_canonical(text, limits) {
+            return Ok(identity);
+        }
+        match parse_any_spelling(text, limits) {
             Some(identity) => Ok(identity),
             None => parse_general(text, limits),
         }
@@ -291,7 +295,7 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     }
     let mut at = Spelled::new(text)?;
     at.lit(b"{\"dtype\":")?;
-    let dtype = Dtype::from_json(&at.string()?)?;
+    let dtype = Dtype::from_json(&at.exact_string()?)?;
     at.lit(b",\"head_range\":")?;
     let head_range = range(&mut at, b",")?;
     rules::check_head_range(head_range).ok()?;
@@ -299,12 +303,12 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     let layer_range = range(&mut at, b",")?;
     rules::check_range("layer_range", layer_range).ok()?;
     at.lit(b",\"model_id\":")?;
-    let model_id = at.string()?;
+    let model_id = at.exact_string()?;
     at.lit(b",\"model_revision\":")?;
-    let model_revision = at.string()?;
+    let model_revision = at.exact_string()?;
     at.lit(b",\"payload_hash\":")?;
     let payload_hash_offset = at.pos;
-    let payload_hash = at.string()?;
+    let payload_hash = at.exact_string()?;
     rules::check_payload_hash(&payload_hash).ok()?;
     at.lit(b",\"shape\":")?;
     let shape = shape(&mut at, b",")?;
@@ -312,9 +316,9 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     let token_span = range(&mut at, b",")?;
     rules::check_range("token_span", token_span).ok()?;
     at.lit(b",\"tokenizer_name\":")?;
-    let tokenizer_name = at.string()?;
+    let tokenizer_name = at.exact_string()?;
     at.lit(b",\"tokenizer_revision\":")?;
-    let tokenizer_revision = at.string()?;
+    let tokenizer_revision = at.exact_string()?;
     at.lit(b"}")?;
     if !at.at_end() {
         return None;
@@ -387,6 +391,142 @@ pub(crate) fn parse_declaration_order<'a>(at: &mut Spelled<'a>) -> Option<Payloa
     })
 }
 
+/// An integer with whitespace around it.
+#[inline(always)]
+fn int_ws(at: &mut Spelled<'_>) -> Option<i64> {
+    at.ws();
+    let value = at.int()?;
+    at.ws();
+    Some(value)
+}
+
+/// A range in any spelling: `[a, b]` with whitespace anywhere JSON allows it.
+#[inline(always)]
+fn range_any(at: &mut Spelled<'_>) -> Option<InclusiveRange> {
+    if !at.eat(b'[') {
+        return None;
+    }
+    let start = int_ws(at)?;
+    if !at.eat(b',') {
+        return None;
+    }
+    let end = int_ws(at)?;
+    at.eat(b']').then_some(InclusiveRange::new(start, end))
+}
+
+/// A shape in any spelling: 1 to 16 integers.
+#[inline(always)]
+fn shape_any(at: &mut Spelled<'_>) -> Option<Shape> {
+    if !at.eat(b'[') {
+        return None;
+    }
+    let mut dims = [0i64; MAX_SHAPE_DIMS];
+    let mut count = 0;
+    loop {
+        *dims.get_mut(count)? = int_ws(at)?;
+        count += 1;
+        if at.eat(b']') {
+            break;
+        }
+        if !at.eat(b',') {
+            return None;
+        }
+    }
+    Shape::from_slice(dims.get(..count)?).ok()
+}
+
+/// An identity object in any spelling — keys in any order, whitespace anywhere JSON
+/// allows it — read from the cursor's `{` to just after its `}` in one forward pass,
+/// with no event reader and no key table: each known key is matched whole, and a bit
+/// per field catches a repeated one. Like the other fast paths, `None` for anything
+/// but a valid identity whose keys are written without escapes (an unknown key, a
+/// field problem, a JSON problem: the general reader decides and words it); what it
+/// accepts equals what [`parse_object`] gives (offsets relative to `base`, `source`
+/// the object's own text). Depth: the caller checks the limit (arrays are one level
+/// below the object).
+#[inline(always)]
+pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<PayloadIdentity<'a>> {
+    let start = at.pos;
+    if !at.eat(b'{') {
+        return None;
+    }
+    at.ws();
+    let mut f = Fields::default();
+    let mut seen = 0u16;
+    loop {
+        let key = at.plain_key()?;
+        let index = FIELD_NAMES.iter().position(|name| *name == key)?;
+        let bit = 1u16 << index;
+        if seen & bit != 0 {
+            return None;
+        }
+        seen |= bit;
+        let value_at = at.pos;
+        match index {
+            0 => {
+                let hash = at.string()?;
+                rules::check_payload_hash(&hash).ok()?;
+                f.payload_hash = Some((hash, value_at));
+            }
+            1 => f.model_id = Some(at.string()?),
+            2 => f.model_revision = Some(at.string()?),
+            3 => f.tokenizer_name = Some(at.string()?),
+            4 => f.tokenizer_revision = Some(at.string()?),
+            5 => {
+                let range = range_any(at)?;
+                rules::check_range("layer_range", range).ok()?;
+                f.layer_range = Some(range);
+            }
+            6 => {
+                let range = range_any(at)?;
+                rules::check_head_range(range).ok()?;
+                f.head_range = Some(range);
+            }
+            7 => {
+                let range = range_any(at)?;
+                rules::check_range("token_span", range).ok()?;
+                f.token_span = Some(range);
+            }
+            8 => f.dtype = Some(Dtype::from_json(&at.string()?)?),
+            _ => f.shape = Some(shape_any(at)?),
+        }
+        if !at.next_member(b'}')? {
+            break;
+        }
+    }
+    let (payload_hash, payload_hash_at) = f.payload_hash?;
+    Some(PayloadIdentity {
+        source: Some(at.text().get(start..at.pos)?),
+        source_is_canonical: false,
+        payload_hash,
+        payload_hash_offset: Some(payload_hash_at.checked_sub(base)?),
+        model_id: f.model_id?,
+        model_revision: f.model_revision?,
+        tokenizer_name: f.tokenizer_name?,
+        tokenizer_revision: f.tokenizer_revision?,
+        layer_range: f.layer_range?,
+        head_range: f.head_range?,
+        token_span: f.token_span?,
+        dtype: f.dtype?,
+        shape: f.shape?,
+    })
+}
+
+/// A whole identity text in any spelling ([`parse_any_order`] with whitespace around
+/// the object): the general reader's result, or `None` and the general reader decides.
+#[inline(always)]
+pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<PayloadIdentity<'_>> {
+    if limits.max_depth < 2 {
+        return None;
+    }
+    let mut at = Spelled::new(text)?;
+    at.ws();
+    let identity = parse_any_order(&mut at, 0)?;
+    at.ws();
+    // The stored text, surrounding whitespace and all, is the source (as in `parse_general`).
+    at.at_end().then_some(PayloadIdentity { source: Some(text), ..identity })
+}
+
 #[cfg(test)]
 mod fast_path_tests {
     use super::*;
@@ -446,6 +586,78 @@ mod fast_path_tests {
             assert!(!agrees(text.as_bytes(), Limits::default()), "{text}");
         }
         assert!(!agrees(HELLO.as_bytes(), Limits { max_depth: 1 }));
+    }
+
+    /// Whenever the any-spelling path accepts a text, the general reader accepts it too,
+    /// with an identity identical field for field (`Debug` shows source and offsets).
+    fn agrees_any(text: &[u8], limits: Limits) -> bool {
+        let fast = parse_any_spelling(text, limits);
+        if let Some(fast) = &fast {
+            let general = parse_general(text, limits).map(|identity| format!("{identity:?}"));
+            assert_eq!(Ok(format!("{fast:?}")), general, "{}", String::from_utf8_lossy(text));
+        }
+        fast.is_some()
+    }
+
+    /// The docs-hello identity pretty-printed with its keys in declaration order.
+    const PRETTY: &str = "{\n  \"payload_hash\": \"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\",\n  \"model_id\": \"llama-3-8b\",\n  \"model_revision\": \"\",\n  \"tokenizer_name\": \"llama-3-8b\",\n  \"tokenizer_revision\": \"\",\n  \"layer_range\": [\n    0,\n    31\n  ],\n  \"head_range\": [-1, -1],\n  \"token_span\": [ 0 , 127 ],\n  \"dtype\": \"float16\",\n  \"shape\": [1,32,\t8,\r\n128, 64]\n}\n";
+
+    #[test]
+    fn any_spelling_of_a_valid_identity_takes_the_forward_pass_and_agrees() {
+        let texts = [
+            PRETTY.to_string(),
+            format!(" \t{HELLO}\r\n"),
+            HELLO.replace(',', " , ").replace(':', " : "),
+            PRETTY.replace(
+                "\"llama-3-8b\",\n  \"model_revision",
+                "\"caf\\u00e9 \\\"x\\\\ \\ud83d\\ude00/\",\n  \"model_revision",
+            ),
+            HELLO.replace("[1,32,8,128,64]", "[-0, -9223372036854775808, 9223372036854775807]"),
+            HELLO.replace("\"dtype\":\"float16\",", "").replace('}', ",\"dtype\":\"float16\"}"),
+        ];
+        for text in &texts {
+            assert!(parse_canonical(text.as_bytes(), Limits::default()).is_none(), "{text}");
+            assert!(agrees_any(text.as_bytes(), Limits::default()), "{text}");
+        }
+        assert!(agrees_any(PRETTY.as_bytes(), Limits { max_depth: 2 }));
+        assert!(!agrees_any(PRETTY.as_bytes(), Limits { max_depth: 1 }));
+        // Through the public entry point too.
+        let identity = PayloadIdentity::parse(PRETTY.as_bytes()).unwrap();
+        assert_eq!(identity.source, Some(PRETTY.as_bytes()));
+        assert_eq!(identity.payload_hash_offset, Some(PRETTY.find("\"2cf").unwrap()));
+    }
+
+    #[test]
+    fn any_problem_or_escaped_key_goes_to_the_general_reader() {
+        for text in [
+            PRETTY.replace("\"model_id\"", "\"model_\\u0069d\""),
+            PRETTY.replace("\"dtype\": \"float16\",", "\"dtype\": \"float16\", \"dtype\": \"float16\","),
+            PRETTY.replace("\"dtype\": \"float16\",", ""),
+            PRETTY.replace("\"dtype\": \"float16\",", "\"dtype\": \"float16\", \"x\": 1,"),
+            PRETTY.replace("float16", "float17"),
+            PRETTY.replace("127", "127.0"),
+            PRETTY.replace("127", "0127"),
+            PRETTY.replace("31\n", "-31\n"),
+            PRETTY.replace("[-1, -1]", "[-1, 5]"),
+            PRETTY.replace("[1,32,", "[]").replace("\t8,\r\n128, 64]", ""),
+            PRETTY.replace("\"llama-3-8b\",\n  \"model_revision", "5,\n  \"model_revision"),
+            PRETTY.replace("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", ""),
+            PRETTY.replace("2cf24", "\\ud800"),
+            PRETTY.replace("\n}", ",\n}"),
+            PRETTY.replace("\n}", "\n} x"),
+            PRETTY.replace("\n}", ""),
+            format!("[{PRETTY}]"),
+        ] {
+            assert!(!agrees_any(text.as_bytes(), Limits::default()), "{text}");
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "minutes under Miri")]
+    fn every_one_byte_change_of_a_pretty_identity_agrees_with_the_general_reader() {
+        let accepted =
+            crate::json::spelled::one_byte_changes(PRETTY.as_bytes(), |text| agrees_any(text, Limits::default()));
+        assert!(accepted > 100, "{accepted}");
     }
 
     #[test]

@@ -86,6 +86,7 @@ pub(crate) fn scan_number(source: &str, start: usize) -> Result<(JsonNumber<'_>,
     if text.get(pos) == Some(&b'-') {
         pos += 1;
     }
+    let int_start = pos;
     match text.get(pos) {
         Some(b'0') => {
             pos += 1;
@@ -97,18 +98,23 @@ pub(crate) fn scan_number(source: &str, start: usize) -> Result<(JsonNumber<'_>,
         Some(_) => return malformed(pos),
         None => return Err(JsonError::new(JsonErrorKind::UnexpectedEnd, pos)),
     }
+    let int_end = pos;
     let mut is_integer = true;
+    let mut fraction = pos..pos;
     if text.get(pos) == Some(&b'.') {
         is_integer = false;
         let after = digits_end(text, pos + 1);
         if after == pos + 1 {
             return malformed(pos + 1);
         }
+        fraction = pos + 1..after;
         pos = after;
     }
+    let mut exponent = 0i64;
     if matches!(text.get(pos), Some(b'e' | b'E')) {
         is_integer = false;
         pos += 1;
+        let negative = text.get(pos) == Some(&b'-');
         if matches!(text.get(pos), Some(b'+' | b'-')) {
             pos += 1;
         }
@@ -116,18 +122,32 @@ pub(crate) fn scan_number(source: &str, start: usize) -> Result<(JsonNumber<'_>,
         if after == pos {
             return malformed(pos);
         }
+        for &digit in text.get(pos..after).unwrap_or(&[]) {
+            // Saturating far beyond any exponent that matters.
+            exponent = (exponent * 10 + i64::from(digit - b'0')).min(1 << 40);
+        }
+        if negative {
+            exponent = -exponent;
+        }
         pos = after;
     }
     // Every byte scanned is ASCII, so these are character boundaries.
     let raw = source.get(start..pos).unwrap_or("");
     let number = JsonNumber { raw, is_integer };
     // A number beyond the f64 range (`1e999`) has no nearest f64; mainstream strict
-    // parsers reject it, and so do we. Without an exponent, a token with at most 308
-    // digits before its point is below 10^308 and need not be converted to know it.
-    let has_exponent = raw.bytes().any(|b| b == b'e' || b == b'E');
-    let int_digits = raw.bytes().take_while(|&b| b != b'.').filter(u8::is_ascii_digit).count();
-    if (has_exponent || int_digits > 308) && !number.as_f64().is_finite() {
-        return malformed(start);
+    // parsers reject it, and so do we. The token lies in [10^m, 10^(m+1)) for the
+    // position m of its first significant digit: below 10^308 it is finite, from
+    // 10^309 on it is not (f64::MAX is 1.79...e308), and only m = 308 needs converting.
+    let first_significant = if text.get(int_start) != Some(&b'0') {
+        Some(exponent + (int_end - int_start) as i64 - 1)
+    } else {
+        let digits = text.get(fraction.clone()).unwrap_or(&[]);
+        digits.iter().position(|&d| d != b'0').map(|zeros| exponent - zeros as i64 - 1)
+    };
+    match first_significant {
+        Some(m) if m >= 309 => return malformed(start),
+        Some(308) if !number.as_f64().is_finite() => return malformed(start),
+        _ => {}
     }
     Ok((number, pos))
 }
@@ -162,6 +182,26 @@ mod tests {
         assert!(scan_number("1e999", 0).is_err());
         assert!(scan_number("-1.5e308", 0).is_ok());
         assert!(scan_number(&"9".repeat(400), 0).is_err());
+        // Around the top of the range, whatever the spelling.
+        for finite in [
+            "1.7976931348623157e308",
+            "17976931348623157e292",
+            "0.0017976931348623157e311",
+            "1e308",
+            "9.9e307",
+            "1797693134862315807937e287",
+            "0e99999",
+            "0.000e400",
+            "-1.7976931348623158e308",
+        ] {
+            assert!(scan_number(finite, 0).is_ok(), "{finite}");
+        }
+        for infinite in ["1.7976931348623159e308", "1e309", "0.01e311", "10e308", "-2e308", "1e99999999999999999999"] {
+            assert!(scan_number(infinite, 0).is_err(), "{infinite}");
+        }
+        assert!(scan_number(&("1".to_string() + &"0".repeat(308)), 0).is_ok()); // 10^308
+        assert!(scan_number(&("1".to_string() + &"0".repeat(309)), 0).is_err());
+        // 10^309
     }
 
     #[test]

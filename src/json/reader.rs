@@ -128,11 +128,15 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
                 (valid.unwrap_or(""), Some(err.valid_up_to()))
             }
         };
+        Reader::at(text, utf8_error, 0, limits)
+    }
+
+    fn at(text: &'a str, utf8_error: Option<usize>, pos: usize, limits: Limits) -> Self {
         Reader {
             text,
             utf8_error,
-            pos: 0,
-            event_start: 0,
+            pos,
+            event_start: pos,
             depth: 0,
             max_depth: if limits.max_depth > MAX_DEPTH { MAX_DEPTH } else { limits.max_depth },
             kinds: [0; (MAX_DEPTH as usize) / 64],
@@ -474,6 +478,16 @@ fn le_prefix(bytes: &[u8]) -> u64 {
         dst.copy_from_slice(src);
     }
     u64::from_le_bytes(word)
+}
+
+/// The index after the one value that starts at `at` (whitespace first allowed) in
+/// `text`, read strictly, the value nesting at most `max_depth` levels; `None` on any
+/// problem. For the fast paths, which step over unknown members this way.
+pub(crate) fn skip_value_at(text: &str, at: usize, max_depth: u32) -> Option<usize> {
+    let mut reader = Reader::<DEFAULT_KEY_CAPACITY>::at(text, None, at, Limits { max_depth });
+    let first = reader.next_event().ok()??;
+    reader.skip_value(&first).ok()?;
+    Some(reader.pos)
 }
 
 /// Validate a whole text against SPEC §4 without looking at its values.

@@ -55,15 +55,66 @@ impl<'a> Spelled<'a> {
         next
     }
 
+    /// Step over JSON whitespace (space, tab, LF, CR), if any.
+    #[inline(always)]
+    pub(crate) fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.text.as_bytes().get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// An object key written without escapes, then `:` (whitespace allowed around it
+    /// and after it): the key's text. A key with escapes is `None` (the general reader
+    /// compares decoded keys).
+    #[inline(always)]
+    pub(crate) fn plain_key(&mut self) -> Option<&'a str> {
+        let key = self.string()?;
+        self.ws();
+        if !self.eat(b':') {
+            return None;
+        }
+        self.ws();
+        key.as_str()
+    }
+
+    /// After a member of an object or an element of an array (whitespace allowed):
+    /// `Some(true)` at `,` (and the whitespace after it), `Some(false)` at `close`,
+    /// `None` at anything else.
+    #[inline(always)]
+    pub(crate) fn next_member(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        if self.eat(b',') {
+            self.ws();
+            return Some(true);
+        }
+        self.eat(close).then_some(false)
+    }
+
+    /// Step over the one value that starts here, read strictly by the general reader
+    /// (duplicate keys, depth: the value may nest `max_depth` levels); `None` on any
+    /// problem.
+    pub(crate) fn skip_value(&mut self, max_depth: u32) -> Option<()> {
+        self.pos = super::reader::skip_value_at(self.text, self.pos, max_depth)?;
+        Some(())
+    }
+
     /// A string, validated by the reader's own scanner.
     #[inline(always)]
     pub(crate) fn string(&mut self) -> Option<JsonStr<'a>> {
         let (value, end) = JsonStr::read_at(self.text, self.pos)?;
         self.pos = end;
+        Some(value)
+    }
+
+    /// [`string`](Self::string), noting in [`exact`](Self::exact) whether it is spelled
+    /// as the writers spell it.
+    #[inline(always)]
+    pub(crate) fn exact_string(&mut self) -> Option<JsonStr<'a>> {
+        let value = self.string()?;
         // Escapes may or may not be the canonical ones; raw non-ASCII and DEL never are.
         // (Raw control characters cannot occur: the scanner rejects them.)
         let raw = value.raw();
-        self.exact &= !value.has_escapes() && raw.is_ascii() && !raw.contains('\u{7f}');
+        self.exact &= !value.has_escapes() && raw.bytes().all(|b| b < 0x7F);
         Some(value)
     }
 

@@ -242,54 +242,56 @@ fn hex4(digits: Option<&[u8]>) -> Option<u32> {
     Some(value)
 }
 
-/// Bytes that may stand in a string without any check beyond "not special": printable
-/// ASCII other than `"` and `\`. Everything else takes the slow path.
-#[allow(clippy::indexing_slicing)] // b < 0x7F always indexes a 256-entry table
-const fn plain_table() -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut b = 0x20;
-    while b < 0x7F {
-        table[b] = b != b'"' as usize && b != b'\\' as usize;
-        b += 1;
-    }
-    table
-}
-static PLAIN: [bool; 256] = plain_table();
-
-#[inline(always)]
+/// Bytes that may stand in a string without any check beyond "not special": all but
+/// `"`, `\\` and the controls below 0x20. (The text is a `str`, so the bytes of
+/// multi-byte characters are already known to be valid.) [`plain_prefix`] tests eight
+/// at a time; this is its definition, for the tests.
+#[cfg(test)]
 fn is_plain(b: u8) -> bool {
-    #[allow(clippy::indexing_slicing)] // a u8 always indexes a 256-entry table
-    PLAIN[usize::from(b)]
+    b >= 0x20 && b != b'"' && b != b'\\'
 }
 
 /// Length of the leading run of plain bytes (see [`is_plain`]) of `bytes`.
 ///
-/// Eight bytes at a time while no byte of the word needs a look: a word holds a byte
-/// below 0x20, above 0x7E, `"` or `\` exactly when one of these classic tests
-/// ("Bit Twiddling Hacks": `hasless`, `hasmore`, `haszero`) sets a high bit. The
-/// tests are exact as yes/no answers; the first word that says yes is finished byte by
-/// byte.
+/// Eight bytes at a time: a word holds a byte below 0x20, `"` or `\\` exactly when one
+/// of these classic tests ("Bit Twiddling Hacks": `hasless`, `haszero`) sets a high
+/// bit of a byte that is not itself above 0x7F, and the lowest such bit marks the first
+/// such byte exactly (a borrow or carry only runs upward from a byte that matched).
+/// The last partial word is padded with `"`, so no byte is looked at alone.
 #[inline]
 fn plain_prefix(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v;
     let mut run = 0;
-    for chunk in bytes.chunks_exact(8) {
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_ne_bytes(word);
-        let control = x.wrapping_sub(ONES * 0x20) & !x;
-        let high = x.wrapping_add(ONES) | x;
-        let quote = has_zero(x ^ (ONES * u64::from(b'"')));
-        let backslash = has_zero(x ^ (ONES * u64::from(b'\\')));
-        if (control | high | quote | backslash) & HIGH != 0 {
-            break;
+        let special = special_bytes(u64::from_le_bytes(word));
+        if special != 0 {
+            return run + (special.trailing_zeros() / 8) as usize;
         }
         run += 8;
     }
-    let rest = bytes.get(run..).unwrap_or(&[]);
-    run + rest.iter().position(|&b| !is_plain(b)).unwrap_or(rest.len())
+    let rest = chunks.remainder();
+    let mut word = [b'"'; 8];
+    if let Some(head) = word.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    let special = special_bytes(u64::from_le_bytes(word));
+    run + ((special.trailing_zeros() / 8) as usize).min(rest.len())
+}
+
+/// The high bit of every byte of `x` that is not plain, and possibly of bytes above
+/// the lowest such byte (see [`plain_prefix`]); 0 when all eight are plain.
+#[inline(always)]
+fn special_bytes(x: u64) -> u64 {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v;
+    let control = x.wrapping_sub(ONES * 0x20);
+    let quote = has_zero(x ^ (ONES * u64::from(b'"')));
+    let backslash = has_zero(x ^ (ONES * u64::from(b'\\')));
+    // `& !x`: a byte above 0x7F is never special (and sets a high bit in all three).
+    (control | quote | backslash) & !x & HIGH
 }
 
 /// Scan a string whose opening quote is at `start - 1`; returns the index of the
@@ -311,7 +313,7 @@ pub(crate) fn scan_string(text: &str, start: usize) -> Result<(usize, bool), Jso
                 pos = scan_escape(text, pos)?;
             }
             0x00..=0x1F => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
-            // 0x7F and the bytes of multi-byte characters.
+            // Not reached: every other byte is plain.
             _ => pos += 1,
         }
     }
