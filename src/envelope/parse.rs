@@ -216,8 +216,12 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
     let (mut reuse_score, mut version_id, mut consistency, mut hlc, mut fingerprint_compat) =
         (None, None, None, None, None);
     loop {
-        let key = at.plain_key()?;
-        match FIELD_NAMES.iter().position(|name| *name == key) {
+        let known = at.known_key(&FIELD_NAMES);
+        // Not a known key as it stands: an unknown one (a known one spelled with escapes
+        // is not taken).
+        let unknown_key = if known.is_none() { Some(at.plain_key()?) } else { None };
+        at.colon()?;
+        match known {
             Some(index) => {
                 let bit = 1u16 << index;
                 if seen & bit != 0 {
@@ -225,7 +229,7 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
                 }
                 seen |= bit;
                 match index {
-                    SCHEMA => (at.number()?.as_i64()? == SCHEMA_VERSION).then_some(())?,
+                    SCHEMA => (at.int()? == SCHEMA_VERSION).then_some(())?,
                     TENANT => {
                         let tenant = at.string()?;
                         rules::check_tenant(&tenant).ok()?;
@@ -238,7 +242,7 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
                     PAYLOAD_REF => {
                         payload_ref = Some(if at.lit(b"null").is_some() { None } else { Some(at.string()?) })
                     }
-                    PAYLOAD_SIZE => payload_size = Some(at.number()?.as_u64()?),
+                    PAYLOAD_SIZE => payload_size = Some(at.uint()?),
                     TTL => {
                         let value = at.number()?.as_f64();
                         rules::check_ttl(value).ok()?;
@@ -250,18 +254,18 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
                         reuse_score = Some(value);
                     }
                     VERSION_ID => {
-                        let value = at.number()?.as_u64()?;
+                        let value = at.uint()?;
                         rules::check_version_id(value).ok()?;
                         version_id = Some(value);
                     }
                     CONSISTENCY => consistency = Some(Consistency::from_json(&at.string()?)?),
-                    HLC => hlc = Some(Hlc(at.number()?.as_u64()?)),
+                    HLC => hlc = Some(Hlc(at.uint()?)),
                     _ => fingerprint_compat = Some(rules::parse_fingerprint_compat(&at.string()?).ok()?),
                 }
             }
             None => {
-                let key = JsonStr::from_plain(key);
-                if unknown.iter().any(|seen| seen.raw() == key.raw()) {
+                let key = JsonStr::from_plain(unknown_key?);
+                if FIELD_NAMES.contains(&key.raw()) || unknown.iter().any(|seen| seen.raw() == key.raw()) {
                     return None;
                 }
                 unknown.push(key).ok()?;

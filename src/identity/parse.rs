@@ -454,8 +454,9 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
     let mut f = Fields::default();
     let mut seen = 0u16;
     loop {
-        let key = at.plain_key()?;
-        let index = FIELD_NAMES.iter().position(|name| *name == key)?;
+        // An unknown key, or a known one spelled with escapes: not taken.
+        let index = at.known_key(&FIELD_NAMES)?;
+        at.colon()?;
         let bit = 1u16 << index;
         if seen & bit != 0 {
             return None;

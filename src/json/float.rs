@@ -14,6 +14,11 @@
 //! * Fast path (Clinger): `D <= 2^53` and `|e| <= 22` (or `D × 10^(e-22)` still exact):
 //!   one IEEE multiplication or division of two exact values, hence correctly rounded.
 //! * `D < 2^64` and `|e| <= 27`: the exact forms below in `u128` arithmetic.
+//! * `D < 2^64` otherwise: Eisel–Lemire (Lemire, "Number Parsing at a Gigabyte per
+//!   Second", 2021; the algorithm of fast_float and of core's `dec2flt`): `D × 5^e`
+//!   from one or two 64×64-bit products with a 128-bit approximation of `5^e`
+//!   (`pow5_table.rs`), which decides the rounding for all but rare near-halfway
+//!   cases; those fall through to the exact path.
 //! * Otherwise exactly, with fixed-size big integers (`2^e` factored out of `10^e`):
 //!   `e >= 0`: the top 64 bits of `D × 5^e` and whether any bit below is set;
 //!   `e < 0`: 64–65 quotient bits of `D·2^k / 5^-e` and whether the remainder is 0.
@@ -427,6 +432,9 @@ fn magnitude(token: &str) -> Option<Option<f64>> {
         if let Some(value) = small(short.0, exp) {
             return Some(value);
         }
+        if let Some(value) = eisel_lemire(short.0, exp) {
+            return Some(value);
+        }
         let mut d = Big::from_u64(0);
         d.mul_add_small(1, short.0);
         return Some(big(d, exp));
@@ -435,6 +443,68 @@ fn magnitude(token: &str) -> Option<Option<f64>> {
     walk(mantissa, 0, &mut long)?;
     long.flush();
     Some(big(long.big, exp))
+}
+
+/// Eisel–Lemire: the nearest `f64` to `w × 10^q` for a non-zero `w`, `Some(None)` when
+/// that is infinite, `None` when the 128-bit approximation of `5^q` cannot decide the
+/// rounding (the exact path then does). Shifts are all in range: `lz <= 63` for a
+/// non-zero `w`, and the others are checked.
+fn eisel_lemire(w: u64, q: i64) -> Option<Option<f64>> {
+    use super::pow5_table::{LARGEST_POWER, POW5_128, SMALLEST_POWER};
+    /// Bits below the 55 that matter (52 explicit, the hidden bit, a rounding bit, a
+    /// possible leading zero of the product).
+    const MASK: u64 = u64::MAX >> 55;
+    if w == 0 || q < SMALLEST_POWER {
+        return Some(Some(0.0));
+    }
+    if q > LARGEST_POWER {
+        return Some(None);
+    }
+    let lz = w.leading_zeros();
+    let w = w.checked_shl(lz)?;
+    let &(high5, low5) = POW5_128.get(usize::try_from(q - SMALLEST_POWER).ok()?)?;
+    let first = u128::from(w) * u128::from(high5);
+    let (mut lo, mut hi) = (first as u64, (first >> 64) as u64);
+    if hi & MASK == MASK {
+        // The low word of the power may carry into the bits that matter.
+        let second = ((u128::from(w) * u128::from(low5)) >> 64) as u64;
+        let (sum, carry) = lo.overflowing_add(second);
+        lo = sum;
+        hi = hi.wrapping_add(u64::from(carry));
+    }
+    if lo == u64::MAX && !(-27..=55).contains(&q) {
+        return None; // the approximation may be one unit short of a carry
+    }
+    let upper_bit = (hi >> 63) as u32;
+    let shift = upper_bit + 64 - 55;
+    let mut mantissa = hi.checked_shr(shift)?;
+    // 217 706 / 2^16 approximates log2(10) closely enough for every exponent here.
+    let mut power2 = ((q * 217_706) >> 16) + 63 + i64::from(upper_bit) - i64::from(lz) + 1023;
+    if power2 <= 0 {
+        // Subnormal, or zero: no halfway case can occur this far from 10^0.
+        let drop = u32::try_from(1 - power2).ok().filter(|&d| d < 64);
+        let Some(drop) = drop else { return Some(Some(0.0)) };
+        mantissa = mantissa.checked_shr(drop)?;
+        mantissa += mantissa & 1;
+        mantissa >>= 1;
+        // Rounding up to 2^52 makes it the smallest normal number: the same bits.
+        return Some(Some(f64::from_bits(mantissa)));
+    }
+    // An exact halfway product (possible only for small |q|): round to even.
+    if lo <= 1 && (-4..=23).contains(&q) && mantissa & 3 == 1 && mantissa.checked_shl(shift) == Some(hi) {
+        mantissa &= !1;
+    }
+    mantissa += mantissa & 1;
+    mantissa >>= 1;
+    if mantissa >= 2 << 52 {
+        mantissa = 1 << 52;
+        power2 += 1;
+    }
+    mantissa &= !(1 << 52);
+    if power2 >= 0x7FF {
+        return Some(None);
+    }
+    Some(Some(f64::from_bits(((power2 as u64) << 52) | mantissa)))
 }
 
 /// `5^0 ..= 5^27`.

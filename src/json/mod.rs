@@ -13,6 +13,7 @@ mod escape;
 mod float;
 pub(crate) mod keys;
 mod number;
+mod pow5_table;
 mod reader;
 pub(crate) mod spelled;
 mod string;

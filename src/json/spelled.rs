@@ -58,23 +58,52 @@ impl<'a> Spelled<'a> {
     /// Step over JSON whitespace (space, tab, LF, CR), if any.
     #[inline(always)]
     pub(crate) fn ws(&mut self) {
+        // A byte at a time: runs are short (none, one space, a newline and indentation);
+        // eight at a time measured slower on pretty-printed text.
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.text.as_bytes().get(self.pos) {
             self.pos += 1;
         }
     }
 
-    /// An object key written without escapes, then `:` (whitespace allowed around it
-    /// and after it): the key's text. A key with escapes is `None` (the general reader
-    /// compares decoded keys).
+    /// The index in `names` of the key that starts here (at its opening quote), when
+    /// it is exactly one of them: the bytes of the name, then the closing quote. A name
+    /// holds no `"` or `\\`, so no string scan is needed to know. The cursor moves past
+    /// the key only when it matches.
+    #[inline(always)]
+    pub(crate) fn known_key(&mut self, names: &[&str]) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        if bytes.get(self.pos) != Some(&b'"') {
+            return None;
+        }
+        let start = self.pos + 1;
+        let first = bytes.get(start)?;
+        for (index, name) in names.iter().enumerate() {
+            let name = name.as_bytes();
+            let end = start + name.len();
+            if name.first() == Some(first) && bytes.get(end) == Some(&b'"') && bytes.get(start..end) == Some(name) {
+                self.pos = end + 1;
+                return Some(index);
+            }
+        }
+        None
+    }
+
+    /// A key written without escapes: its text. A key with escapes is `None` (the
+    /// general reader compares decoded keys).
     #[inline(always)]
     pub(crate) fn plain_key(&mut self) -> Option<&'a str> {
-        let key = self.string()?;
+        self.string()?.as_str()
+    }
+
+    /// The `:` after a key, with whitespace around it.
+    #[inline(always)]
+    pub(crate) fn colon(&mut self) -> Option<()> {
         self.ws();
         if !self.eat(b':') {
             return None;
         }
         self.ws();
-        key.as_str()
+        Some(())
     }
 
     /// After a member of an object or an element of an array (whitespace allowed):
@@ -144,6 +173,35 @@ impl<'a> Spelled<'a> {
         }
         // `-0` is written `0`.
         self.exact &= !(negative && value == 0);
+        Some(value)
+    }
+
+    /// A non-negative integer token within `u64` (`-0` is 0, as
+    /// [`JsonNumber::as_u64`] says), in one pass. A fraction, an exponent, a negative
+    /// value or an overflow is `None`: the general reader words those problems.
+    #[inline(always)]
+    pub(crate) fn uint(&mut self) -> Option<u64> {
+        let bytes = self.text.as_bytes();
+        if self.eat(b'-') {
+            // Only `-0` is a non-negative integer.
+            if !self.eat(b'0') || matches!(bytes.get(self.pos), Some(b'0'..=b'9' | b'.' | b'e' | b'E')) {
+                return None;
+            }
+            return Some(0);
+        }
+        let start = self.pos;
+        let mut value: u64 = 0;
+        while let Some(&digit) = bytes.get(self.pos).filter(|b| b.is_ascii_digit()) {
+            value = value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+            self.pos += 1;
+        }
+        let digits = self.pos - start;
+        if digits == 0 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
+            return None;
+        }
+        if matches!(bytes.get(self.pos), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
         Some(value)
     }
 
