@@ -435,8 +435,8 @@ fn big_snapshot(target: usize) -> Vec<u8> {
     let members: Vec<String> = (0..64)
         .map(|i| format!("{{\"cluster_epoch\": 17, \"healthy\": true, \"host\": \"10.0.{}.{}\", \"missed_heartbeats\": 0, \"node_id\": \"node-{i:03}\", \"port\": 8080, \"suspect\": false}}", i / 256, i % 256))
         .collect();
-    // Each entry is about 80 + 120 bytes (a primary and a replica entry).
-    let entries = target / 200;
+    // A primary and a replica entry take about 174 bytes together.
+    let entries = target / 174;
     let hash = |i: usize| format!("{:016x}{:016x}{:016x}{:016x}", i, i.wrapping_mul(0x9E37_79B9), !i, i ^ 0x5555);
     let mut keys: Vec<String> = (0..entries).map(hash).collect();
     keys.sort();

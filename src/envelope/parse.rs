@@ -144,8 +144,13 @@ pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<Fragment
     if limits.max_depth < 3 {
         return None;
     }
+    // Any other spelling fails here, before the UTF-8 pass.
+    const OPENING: &[u8] = b"{\"schema_version\": 5, \"tenant_id\": ";
+    if !text.starts_with(OPENING) {
+        return None;
+    }
     let mut at = Spelled::new(text)?;
-    at.lit(b"{\"schema_version\": 5, \"tenant_id\": ")?;
+    at.lit(OPENING)?;
     let tenant_id = at.string()?;
     rules::check_tenant(&tenant_id).ok()?;
     at.lit(b", \"identity\": ")?;

@@ -293,6 +293,10 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     if limits.max_depth < 2 {
         return None;
     }
+    // Any other spelling fails here, before the UTF-8 pass.
+    if !text.starts_with(b"{\"dtype\":") {
+        return None;
+    }
     let mut at = Spelled::new(text)?;
     at.lit(b"{\"dtype\":")?;
     let dtype = Dtype::from_json(&at.exact_string()?)?;

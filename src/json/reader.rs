@@ -178,6 +178,12 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         self.trusted = true;
     }
 
+    /// The text as a `str` up to its first invalid UTF-8 byte (all of it once the
+    /// reader has accepted it): no second UTF-8 pass for callers that keep it.
+    pub(crate) fn valid_text(&self) -> &'a str {
+        self.text
+    }
+
     /// Byte offset where the most recent event started.
     pub fn event_offset(&self) -> usize {
         self.event_start
@@ -234,6 +240,83 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
 
     fn error<T>(&self, kind: JsonErrorKind, at: usize) -> Result<T, JsonError> {
         Err(JsonError::new(kind, at))
+    }
+
+    /// The rest of a map of strings — to strings, or with `arrays`, to arrays of
+    /// strings — whose `{` was just yielded and whose keys the caller checks
+    /// ([`defer_duplicate_check`](Self::defer_duplicate_check)), read in one pass over
+    /// the text without events, through its `}`: `(entries, keys strictly increasing)`.
+    /// `None`, with the reader untouched, at anything else (another value, a JSON
+    /// problem, the depth limit): the caller then reads the map event by event, which
+    /// finds and words the problem. For snapshot maps of a hundred thousand entries.
+    pub(crate) fn string_map(&mut self, arrays: bool) -> Option<(usize, bool)> {
+        if self.expect != Expect::FirstKeyOrEnd || !self.deferred_here() || (arrays && self.depth >= self.max_depth) {
+            return None;
+        }
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let ws = |pos: &mut usize| {
+            while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(*pos) {
+                *pos += 1;
+            }
+        };
+        // A string whose opening quote is at `pos`: the value and the index after it.
+        let string = |pos: usize| -> Option<(JsonStr<'a>, usize)> { JsonStr::read_at(text, pos) };
+        let (mut pos, mut len, mut sorted) = (self.pos, 0usize, true);
+        let mut previous: Option<JsonStr<'a>> = None;
+        ws(&mut pos);
+        if bytes.get(pos) != Some(&b'}') {
+            loop {
+                let (key, after) = string(pos)?;
+                pos = after;
+                ws(&mut pos);
+                if bytes.get(pos) != Some(&b':') {
+                    return None;
+                }
+                pos += 1;
+                ws(&mut pos);
+                if arrays {
+                    if bytes.get(pos) != Some(&b'[') {
+                        return None;
+                    }
+                    pos += 1;
+                    ws(&mut pos);
+                    if bytes.get(pos) == Some(&b']') {
+                        pos += 1;
+                    } else {
+                        loop {
+                            pos = string(pos)?.1;
+                            ws(&mut pos);
+                            match bytes.get(pos) {
+                                Some(b',') => pos += 1,
+                                Some(b']') => break pos += 1,
+                                _ => return None,
+                            }
+                            ws(&mut pos);
+                        }
+                    }
+                } else {
+                    pos = string(pos)?.1;
+                }
+                len += 1;
+                if sorted && previous.is_some_and(|p| super::keys::cmp_decoded(&p, &key) != core::cmp::Ordering::Less) {
+                    sorted = false;
+                }
+                previous = Some(key);
+                ws(&mut pos);
+                match bytes.get(pos) {
+                    Some(b',') => pos += 1,
+                    Some(b'}') => break,
+                    _ => return None,
+                }
+                ws(&mut pos);
+            }
+        }
+        // At the map's `}`: close it as the event reader would.
+        self.pos = pos;
+        self.event_start = pos;
+        self.close();
+        Some((len, sorted))
     }
 
     #[inline(always)]
@@ -645,6 +728,108 @@ mod tests {
         assert_eq!(check_bytes(b"[\"\xc0\xaf\"]"), Err((JsonErrorKind::InvalidUtf8, 2)));
         assert_eq!(check_bytes(b"[\"\xed\xa0\x80\"]"), Err((JsonErrorKind::InvalidUtf8, 2)));
         assert_eq!(check_bytes("[\"é☃😀\"]".as_bytes()), Ok(()));
+    }
+
+    /// `string_map` over the map in `text` (the value of key "m"), against reading the
+    /// same map event by event: the same entry count and order verdict whenever it is
+    /// taken, and the reader in the same state after it (the rest of the events equal).
+    fn string_map_agrees(text: &str, arrays: bool) -> bool {
+        let open = |reader: &mut Reader<'_>| {
+            assert_eq!(reader.next_event(), Ok(Some(Event::ObjectStart)));
+            assert!(matches!(reader.next_event(), Ok(Some(Event::Key(_)))));
+            if reader.next_event() != Ok(Some(Event::ObjectStart)) {
+                return false;
+            }
+            reader.defer_duplicate_check();
+            true
+        };
+        let mut fast: Reader = Reader::new(text.as_bytes(), Limits::default());
+        let mut slow: Reader = Reader::new(text.as_bytes(), Limits::default());
+        if !open(&mut fast) || !open(&mut slow) {
+            return false;
+        }
+        let Some((len, sorted)) = fast.string_map(arrays) else {
+            return false;
+        };
+        let (mut slow_len, mut slow_sorted, mut previous) = (0, true, None);
+        let mut values_ok = true;
+        while let Ok(Some(Event::Key(key))) = slow.next_event() {
+            slow_len += 1;
+            if previous.is_some_and(|p| super::super::keys::cmp_decoded(&p, &key) != core::cmp::Ordering::Less) {
+                slow_sorted = false;
+            }
+            previous = Some(key);
+            let value = slow.next_event().unwrap().unwrap();
+            values_ok &= match (arrays, value) {
+                (false, Event::Str(_)) => true,
+                (true, Event::ArrayStart) => {
+                    let mut all_strings = true;
+                    loop {
+                        match slow.next_event().unwrap().unwrap() {
+                            Event::ArrayEnd => break,
+                            Event::Str(_) => {}
+                            _ => all_strings = false,
+                        }
+                    }
+                    all_strings
+                }
+                _ => false,
+            };
+        }
+        assert!(values_ok, "{text}");
+        assert_eq!((len, sorted), (slow_len, slow_sorted), "{text}");
+        assert_eq!(fast.event_offset(), slow.event_offset(), "{text}");
+        loop {
+            let (a, b) = (fast.next_event(), slow.next_event());
+            assert_eq!(a, b, "{text}");
+            if !matches!(a, Ok(Some(_))) {
+                return true;
+            }
+        }
+    }
+
+    #[test]
+    fn string_maps_in_one_pass_agree_with_the_events() {
+        let taken = [
+            (r#"{"m": {}, "n": 1}"#, false),
+            (r#"{"m": { } }"#, true),
+            (r#"{"m": {"a": "x", "b": "y"}, "n": [1]}"#, false),
+            (r#"{"m": {"b": "x", "a": "y"}}"#, false),
+            (r#"{"m": {"a": "x", "a": "y"}}"#, false),
+            (r#"{"m": {"\u0062": "x", "a": "y", "é": "\n"}}"#, false),
+            ("{\"m\":{\n \"a\" :\t\"x\" ,\r\n\"b\":\"\"\n}}", false),
+            (r#"{"m": {"a": [], "b": ["x"], "c": ["x", "y", "z"]}}"#, true),
+            (r#"{"m": {"a": [ "x" , "y" ], "a": [ ]}, "z": {}}"#, true),
+        ];
+        for (text, arrays) in taken {
+            assert!(string_map_agrees(text, arrays), "{text}");
+        }
+        let not_taken = [
+            (r#"{"m": {"a": 1}}"#, false),
+            (r#"{"m": {"a": ["x"]}}"#, false),
+            (r#"{"m": {"a": "x"}}"#, true),
+            (r#"{"m": {"a": ["x", 1]}}"#, true),
+            (r#"{"m": {"a": "x",}}"#, false),
+            (r#"{"m": {"a" "x"}}"#, false),
+            (r#"{"m": {"a": "x\q"}}"#, false),
+            (r#"{"m": {"a": "x"] }"#, false),
+            (r#"{"m": {"a": ["x",]}}"#, true),
+            (r#"{"m": {"a": "x""#, false),
+        ];
+        for (text, arrays) in not_taken {
+            let mut reader: Reader = Reader::new(text.as_bytes(), Limits::default());
+            let _ = (reader.next_event(), reader.next_event(), reader.next_event());
+            reader.defer_duplicate_check();
+            let before = (reader.pos, reader.depth, reader.expect);
+            assert_eq!(reader.string_map(arrays), None, "{text}");
+            assert_eq!((reader.pos, reader.depth, reader.expect), before, "{text}");
+        }
+        // Arrays one level down need room under the depth limit.
+        let text = r#"{"m": {"a": ["x"]}}"#;
+        let mut reader: Reader = Reader::new(text.as_bytes(), Limits { max_depth: 2 });
+        let _ = (reader.next_event(), reader.next_event(), reader.next_event());
+        reader.defer_duplicate_check();
+        assert_eq!(reader.string_map(true), None);
     }
 
     #[test]

@@ -104,9 +104,8 @@ impl<'a> Snapshot<'a> {
 /// Read and judge a snapshot text; with `epoch_required` false a missing
 /// `cluster_epoch` is `None` (reported by the guard) rather than an error.
 pub(crate) fn read(text: &[u8], limits: Limits, epoch_required: bool) -> Result<(Snapshot<'_>, Option<u64>), Error> {
-    let scan = scan(text, limits)?;
-    // The reader accepted the text, so it is UTF-8.
-    let source = core::str::from_utf8(text).map_err(|_| Error::new(ErrorCode::SnapshotJson, "invalid UTF-8").at(0))?;
+    // The reader accepted the text, so it is UTF-8: `source` is the reader's own view.
+    let (scan, source) = scan(text, limits)?;
     for &at in &scan.unsorted_maps {
         if let Some(offset) = find_duplicate_key(source, at) {
             return Err(JsonError { kind: JsonErrorKind::DuplicateKey, offset }.to_error(ErrorCode::SnapshotJson, 0));
@@ -153,7 +152,7 @@ pub(crate) fn read(text: &[u8], limits: Limits, epoch_required: bool) -> Result<
     Ok((snapshot, scan.cluster_epoch))
 }
 
-fn scan(text: &[u8], limits: Limits) -> Result<Scan, Error> {
+fn scan(text: &[u8], limits: Limits) -> Result<(Scan, &str), Error> {
     let json = |err: JsonError| err.to_error(ErrorCode::SnapshotJson, 0);
     let mut reader: SnapshotReader<'_> = Reader::new(text, limits);
     if reader.next_event().map_err(json)? != Some(Event::ObjectStart) {
@@ -192,7 +191,7 @@ fn scan(text: &[u8], limits: Limits) -> Result<Scan, Error> {
     // The loop ends at the snapshot's `}`; anything after it must be whitespace.
     scan.object_end = reader.event_offset();
     reader.finish().map_err(json)?;
-    Ok(scan)
+    Ok((scan, reader.valid_text()))
 }
 
 /// Read the value of top-level field `index`, whose first event (at `at`) is `value`.
@@ -392,6 +391,10 @@ fn read_map(
     name: &'static str,
 ) -> Result<(MapFound, Option<Error>), JsonError> {
     reader.defer_duplicate_check();
+    // A well-formed map in one pass; anything else event by event (which words it).
+    if let Some((len, sorted)) = reader.string_map(!is_primary) {
+        return Ok((MapFound { at, len, sorted }, None));
+    }
     let (mut len, mut sorted, mut problem) = (0usize, true, None);
     let mut previous: Option<JsonStr<'_>> = None;
     while let Some(Event::Key(key)) = reader.next_event()? {
