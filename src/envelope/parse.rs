@@ -12,6 +12,9 @@ use crate::identity::{parse_any_order, parse_declaration_order, parse_object, Pa
 use crate::json::spelled::Spelled;
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
+/// The known keys by their first byte, for the any-spelling pass.
+static FIRST_BYTES: [u16; 256] = crate::json::spelled::first_bytes(&FIELD_NAMES);
+
 type EnvelopeReader<'a> = Reader<'a, ENVELOPE_KEY_CAPACITY>;
 
 const FIELD_COUNT: usize = FIELD_NAMES.len();
@@ -221,7 +224,7 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
     let (mut reuse_score, mut version_id, mut consistency, mut hlc, mut fingerprint_compat) =
         (None, None, None, None, None);
     loop {
-        let known = at.known_key(&FIELD_NAMES);
+        let known = at.known_key(&FIELD_NAMES, &FIRST_BYTES);
         // Not a known key as it stands: an unknown one (a known one spelled with escapes
         // is not taken).
         let unknown_key = if known.is_none() { Some(at.plain_key()?) } else { None };

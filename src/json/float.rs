@@ -413,6 +413,16 @@ pub(crate) fn parse_f64(token: &str) -> f64 {
 /// The magnitude: `None` if the text is not a number token, `Some(None)` when the
 /// value rounds to infinity.
 fn magnitude(token: &str) -> Option<Option<f64>> {
+    // Up to 19 digits, one pass: the fast path, else Eisel–Lemire; the exact walk
+    // below for longer tokens and for what those two leave undecided.
+    if let Some((d, q)) = short_decimal(token) {
+        if d == 0 {
+            return Some(Some(0.0));
+        }
+        if let Some(value) = small(d, q).or_else(|| eisel_lemire(d, q)) {
+            return Some(value);
+        }
+    }
     let (_, mantissa, exp) = split(token)?;
     let mut short = Short(0);
     let (count, exp) = walk(mantissa, exp, &mut short)?;
@@ -505,6 +515,53 @@ fn eisel_lemire(w: u64, q: i64) -> Option<Option<f64>> {
         return Some(None);
     }
     Some(Some(f64::from_bits(((power2 as u64) << 52) | mantissa)))
+}
+
+/// A token with at most 19 digits (`60.0`, `0.87`, `1e-07`, `2.5e-05`) as `D × 10^q`
+/// read in one pass, `D < 10^19 < 2^64` exact; `None` for any other text (the general
+/// walk takes it, and says NaN for what is not a number).
+#[inline]
+fn short_decimal(token: &str) -> Option<(u64, i64)> {
+    let body = token.strip_prefix('-').unwrap_or(token).as_bytes();
+    let mantissa_end = body.iter().position(|&b| b == b'e' || b == b'E').unwrap_or(body.len());
+    let (mantissa, exponent) = body.split_at_checked(mantissa_end)?;
+    let (int, fraction) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(point) => (mantissa.get(..point)?, mantissa.get(point + 1..)?),
+        None => (mantissa, &[][..]),
+    };
+    let has_point = int.len() != mantissa.len();
+    if int.is_empty() || (has_point && fraction.is_empty()) || int.len() + fraction.len() > 19 {
+        return None;
+    }
+    let mut d = 0u64;
+    for &b in int.iter().chain(fraction) {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        d = d * 10 + u64::from(b - b'0');
+    }
+    let mut q = 0i64;
+    if let Some((_, rest)) = exponent.split_first() {
+        let (negative, digits) = match rest.split_first() {
+            Some((b'-', digits)) => (true, digits),
+            Some((b'+', digits)) => (false, digits),
+            _ => (false, rest),
+        };
+        if digits.is_empty() {
+            return None;
+        }
+        for &b in digits {
+            if !b.is_ascii_digit() {
+                return None;
+            }
+            // Saturating far beyond any exponent that matters.
+            q = (q * 10 + i64::from(b - b'0')).min(1 << 40);
+        }
+        if negative {
+            q = -q;
+        }
+    }
+    Some((d, q - fraction.len() as i64))
 }
 
 /// `5^0 ..= 5^27`.

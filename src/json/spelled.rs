@@ -58,29 +58,32 @@ impl<'a> Spelled<'a> {
     /// Step over JSON whitespace (space, tab, LF, CR), if any.
     #[inline(always)]
     pub(crate) fn ws(&mut self) {
-        // A byte at a time: runs are short (none, one space, a newline and indentation);
-        // eight at a time measured slower on pretty-printed text.
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.text.as_bytes().get(self.pos) {
-            self.pos += 1;
+        // Inline only the test of the next byte (compact text has no whitespace); the
+        // run itself out of line, so the fast paths' many call sites stay small.
+        if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.text.as_bytes().get(self.pos) {
+            self.pos = whitespace_end(self.text.as_bytes(), self.pos + 1);
         }
     }
 
     /// The index in `names` of the key that starts here (at its opening quote), when
     /// it is exactly one of them: the bytes of the name, then the closing quote. A name
-    /// holds no `"` or `\\`, so no string scan is needed to know. The cursor moves past
-    /// the key only when it matches.
+    /// holds no `"` or `\\`, so no string scan is needed to know. `first` is
+    /// [`first_bytes`]`(names)`: only the names that start with the key's first byte
+    /// are compared. The cursor moves past the key only when it matches.
     #[inline(always)]
-    pub(crate) fn known_key(&mut self, names: &[&str]) -> Option<usize> {
+    pub(crate) fn known_key(&mut self, names: &[&str], first: &[u16; 256]) -> Option<usize> {
         let bytes = self.text.as_bytes();
         if bytes.get(self.pos) != Some(&b'"') {
             return None;
         }
         let start = self.pos + 1;
-        let first = bytes.get(start)?;
-        for (index, name) in names.iter().enumerate() {
-            let name = name.as_bytes();
+        let mut candidates = *first.get(usize::from(*bytes.get(start)?))?;
+        while candidates != 0 {
+            let index = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let name = names.get(index)?.as_bytes();
             let end = start + name.len();
-            if name.first() == Some(first) && bytes.get(end) == Some(&b'"') && bytes.get(start..end) == Some(name) {
+            if bytes.get(end) == Some(&b'"') && bytes.get(start..end) == Some(name) {
                 self.pos = end + 1;
                 return Some(index);
             }
@@ -212,6 +215,31 @@ impl<'a> Spelled<'a> {
         self.pos = end;
         Some(number)
     }
+}
+
+/// The index of the first byte at or after `pos` that is not JSON whitespace.
+#[inline(never)]
+fn whitespace_end(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// For [`Spelled::known_key`]: bit `i` of entry `b` is set when `names[i]` starts with
+/// byte `b` (up to 16 names). Evaluated at compile time, where an index out of range
+/// is a build error, not a panic.
+#[allow(clippy::indexing_slicing)]
+pub(crate) const fn first_bytes(names: &[&str]) -> [u16; 256] {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < names.len() && i < 16 {
+        if let Some(&b) = names[i].as_bytes().first() {
+            table[b as usize] |= 1 << i;
+        }
+        i += 1;
+    }
+    table
 }
 
 /// For the fast paths' tests: every one-byte change of `base` (each position set to
