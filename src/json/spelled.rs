@@ -262,3 +262,61 @@ pub(crate) fn one_byte_changes(base: &[u8], mut agrees: impl FnMut(&[u8]) -> boo
     }
     taken
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitespace_is_skipped_to_the_first_other_byte() {
+        let blanks = [b' ', b'\n', b'\t', b'\r'];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for len in 0..40 {
+            for _ in 0..if cfg!(miri) { 3 } else { 50 } {
+                let mut bytes: std::vec::Vec<u8> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        if state.is_multiple_of(3) {
+                            blanks[(state >> 8) as usize % 4]
+                        } else {
+                            b' '
+                        }
+                    })
+                    .collect();
+                let expected = bytes.len();
+                bytes.extend_from_slice(b"x ");
+                for text in [&bytes[..], &bytes[..expected]] {
+                    let mut at = Spelled { text: core::str::from_utf8(text).unwrap(), pos: 0, exact: true };
+                    at.ws();
+                    assert_eq!(at.pos, expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn known_keys_match_whole_names_only() {
+        const NAMES: [&str; 5] = ["a", "ab", "tenant_id", "ttl", "tokenizer_revision"];
+        static FIRST: [u16; 256] = first_bytes(&NAMES);
+        let cases: [(&str, Option<usize>); 11] = [
+            ("\"a\": 1", Some(0)),
+            ("\"ab\"", Some(1)),
+            ("\"abc\": 1", None),
+            ("\"a", None),
+            ("\"tenant_id\":\"x\"}", Some(2)),
+            ("\"tenant_i\": 1", None),
+            ("\"tenant_idd\": 1", None),
+            ("\"ttl\"", Some(3)),
+            ("\"tokenizer_revision\"", Some(4)),
+            ("\"tokenizer_revisio\"", None),
+            ("\"t\\u0074l\": 1", None),
+        ];
+        for (text, expected) in cases {
+            let mut at = Spelled::new(text.as_bytes()).unwrap();
+            assert_eq!(at.known_key(&NAMES, &FIRST), expected, "{text}");
+            assert_eq!(at.pos, expected.map_or(0, |i| NAMES[i].len() + 2), "{text}");
+        }
+    }
+}
