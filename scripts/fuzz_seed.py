@@ -46,6 +46,15 @@ for i, frame in enumerate(frames):
     config = bytes([i % 8, 1 + i % 13, 64, 0, 7 + i % 200])
     add("stream", config + frame)
     add("roundtrip", frame)
+    # batch: [control: size, level, mode] then elements [kind][len lo][len hi][bytes]:
+    # vector frames whole (raw elements) beside written frames around their payloads.
+    if i + 3 < len(frames):
+        control = bytes([(i % 4) | (i % 2) << 2 | (3 << 3)])
+        body = b""
+        for n, member in enumerate(m for m in frames[i : i + 4] if len(m) < 4096):
+            body += bytes([0, len(member) & 0xFF, len(member) >> 8]) + member
+            body += bytes([1 | (n % 4) << 4, 200 + n, n]) + bytes(range(256))
+        add("batch", control + body)
     if len(frame) >= 14:
         (length,) = struct.unpack_from("<I", frame, 10)
         identity = frame[14 : 14 + length]
