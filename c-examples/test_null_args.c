@@ -501,6 +501,33 @@ int main(void) {
     EXPECT(mbr_identity_dtype(&frame.identity, &u32), MBR_INVALID_STATE); /* no identity at layout level */
     options = mbr_read_options_default();
 
+    /* ---- mbr_frame_verify_batch ---- */
+    mbr_bytes batch[3] = {{buf, frame_len}, {buf, frame_len - 1}, {NULL, 0}};
+    mbr_verdict verdicts[3];
+    POISON(verdicts);
+    EXPECT(mbr_frame_verify_batch(NULL, 3, options, verdicts, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_verify_batch(batch, 3, options, NULL, NULL), MBR_NULL_POINTER);
+    batch[2].len = 4;
+    POISON(err);
+    EXPECT(mbr_frame_verify_batch(batch, 3, options, verdicts, &err), MBR_NULL_POINTER); /* {NULL, 4} */
+    UNTOUCHED(verdicts);
+    EXPECT_TRUE(strcmp(err.field, "frames") == 0);
+    batch[2].len = 0;
+    options.mode = 9;
+    EXPECT(mbr_frame_verify_batch(batch, 3, options, verdicts, NULL), MBR_INVALID_ARGUMENT);
+    UNTOUCHED(verdicts);
+    options = mbr_read_options_default();
+    EXPECT(mbr_frame_verify_batch(NULL, 0, options, NULL, NULL), MBR_OK);
+    EXPECT(mbr_frame_verify_batch(batch, 3, options, verdicts, NULL), MBR_OK);
+    EXPECT(verdicts[0].status, MBR_OK);
+    EXPECT_TRUE(verdicts[0].frame_len == frame_len && verdicts[0].offset == MBR_NO_OFFSET);
+    EXPECT_TRUE(verdicts[1].status != MBR_OK && verdicts[1].frame_len == 0);
+    EXPECT(verdicts[2].status, MBR_TOO_SHORT);
+    options.level = MBR_LEVEL_FULL;
+    EXPECT(mbr_frame_verify_batch(batch, 1, options, verdicts, NULL), MBR_OK);
+    EXPECT(verdicts[0].status, MBR_PAYLOAD_HASH_MISMATCH); /* payload_hash "x" */
+    options = mbr_read_options_default();
+
     /* ---- identity: parse, build, with_payload_hash ---- */
     POISON(out_identity);
     EXPECT(mbr_identity_parse(NULL, text_len, &out_identity, NULL), MBR_NULL_POINTER);

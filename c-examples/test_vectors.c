@@ -5,8 +5,10 @@
  * give the expected codes (`expect`, `expect_full`); the streaming verifier gives the
  * same in 1-, 7- and 4096-byte chunks; accepted frames have the expected fingerprint
  * (from the view and from the JSON text), payload length, payload SHA-256, canonical
- * flag and canonical length, and every string field reads back. Then the checks run
- * again from 4 threads at once on separate objects.
+ * flag and canonical length, and every string field reads back. All cases at once
+ * through mbr_frame_verify_batch (the multi-buffer hasher) give each case the status and
+ * offset mbr_frame_parse gives it. Then the checks run again from 4 threads at once on
+ * separate objects.
  *
  *   usage: test_vectors [VECTORS_DIR]    (default: $MEMBRANE_VECTORS)
  *   last line: "test_vectors: N passed, M failed"
@@ -222,6 +224,62 @@ static void run_case(const vector_case *c) {
     if (failures == before) passes++;
 }
 
+/* ---- every case in one batch: the same verdict as one by one ---- */
+
+static void run_batch(void) {
+    static mbr_bytes frames[MAX_CASES];
+    static mbr_verdict verdicts[MAX_CASES];
+    for (size_t i = 0; i < case_count; i++) {
+        frames[i].ptr = cases[i].bytes;
+        frames[i].len = cases[i].len;
+    }
+    for (uint32_t level = MBR_LEVEL_LAYOUT; level <= MBR_LEVEL_FULL; level++) {
+        mbr_read_options options = mbr_read_options_default();
+        options.level = level;
+        int before = failures;
+        mbr_error err;
+        uint32_t st = mbr_frame_verify_batch(frames, case_count, options, verdicts, &err);
+        if (st != MBR_OK) {
+            printf("FAIL mbr_frame_verify_batch level %u: %s (%s)\n", level, mbr_status_name(st), err.message);
+            failures++;
+            continue;
+        }
+        for (size_t i = 0; i < case_count; i++) {
+            mbr_frame f;
+            mbr_error one;
+            uint32_t want = mbr_frame_parse(cases[i].bytes, cases[i].len, options, &f, &one);
+            uint64_t want_offset = want == MBR_OK ? MBR_NO_OFFSET : one.offset;
+            size_t want_len = want == MBR_OK ? f.len : 0;
+            if (verdicts[i].status != want || verdicts[i].offset != want_offset || verdicts[i].frame_len != want_len) {
+                printf("FAIL %s: batch level %u: %s at %llu, one by one %s at %llu\n", cases[i].name, level,
+                       mbr_status_name(verdicts[i].status), (unsigned long long)verdicts[i].offset,
+                       mbr_status_name(want), (unsigned long long)want_offset);
+                failures++;
+            }
+        }
+        if (failures == before) passes++;
+    }
+    /* Argument errors write no verdict. */
+    mbr_read_options bad = mbr_read_options_default();
+    bad.level = 9;
+    verdicts[0].status = 12345;
+    if (mbr_frame_verify_batch(frames, case_count, bad, verdicts, NULL) != MBR_INVALID_ARGUMENT ||
+        verdicts[0].status != 12345) {
+        printf("FAIL mbr_frame_verify_batch: an unknown level must be MBR_INVALID_ARGUMENT, writing nothing\n");
+        failures++;
+    } else {
+        passes++;
+    }
+    mbr_bytes holes[2] = {{cases[0].bytes, cases[0].len}, {NULL, 5}};
+    if (mbr_frame_verify_batch(holes, 2, mbr_read_options_default(), verdicts, NULL) != MBR_NULL_POINTER ||
+        verdicts[0].status != 12345 || mbr_frame_verify_batch(NULL, 0, mbr_read_options_default(), NULL, NULL) != MBR_OK) {
+        printf("FAIL mbr_frame_verify_batch: a NULL range must be MBR_NULL_POINTER; an empty batch MBR_OK\n");
+        failures++;
+    } else {
+        passes++;
+    }
+}
+
 /* ---- the same checks from several threads at once, each on its own objects ---- */
 
 typedef struct {
@@ -284,6 +342,7 @@ int main(int argc, char **argv) {
     fclose(list);
 
     for (size_t i = 0; i < case_count; i++) run_case(&cases[i]);
+    run_batch();
 
     pthread_t threads[4];
     thread_result results[4];

@@ -4,7 +4,10 @@
 
 use crate::digest::{mbr_digest, mbr_sha256};
 use crate::envelope::*;
-use crate::frame::{mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_read_options_default, MBR_LEVEL_FULL};
+use crate::frame::{
+    mbr_bytes, mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_frame_verify_batch, mbr_read_options_default,
+    mbr_verdict, MBR_LEVEL_FULL,
+};
 use crate::hlc::*;
 use crate::identity::*;
 use crate::migrate::*;
@@ -109,6 +112,22 @@ fn ffi_paths_do_not_allocate() {
         // A failing parse fills the error detail, still without allocating.
         assert_ne!(mbr_frame_parse(frame_buf.as_ptr(), len - 1, options, frame.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
         let _ = mbr_status_name(12);
+        // A batch of 30 (several groups of the multi-buffer hasher), good and cut short.
+        let ranges: [mbr_bytes; 30] = core::array::from_fn(|i| mbr_bytes {
+            ptr: frame_buf.as_ptr(),
+            len: if i % 3 == 2 { len - 1 } else { len },
+        });
+        let mut verdicts = [MaybeUninit::<mbr_verdict>::uninit(); 30];
+        let mut options_full = mbr_read_options_default();
+        options_full.level = MBR_LEVEL_FULL;
+        let status = mbr_frame_verify_batch(
+            ranges.as_ptr(),
+            ranges.len(),
+            options_full,
+            verdicts.as_mut_ptr().cast(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, MBR_OK);
 
         // Chunked writer into a fixed buffer.
         let mut writer = MaybeUninit::<mbr_chunked_writer>::uninit();

@@ -10,7 +10,10 @@ use crate::error::Error;
 
 /// Frames verified per group: enough to keep every lane of the hasher busy while
 /// lengths differ, small enough for the stack (a `Frame` holds its parsed identity).
-const GROUP: usize = 12;
+/// Callers that gather a batch on the stack (the C ABI) take it in chunks of this many:
+/// the verifier works group by group, so chunking costs nothing.
+pub const VERIFY_BATCH_GROUP: usize = 12;
+const GROUP: usize = VERIFY_BATCH_GROUP;
 
 /// One frame's verdict: what [`Frame::parse_with`] returns for it.
 pub type Verdict<'a> = Result<(Frame<'a>, &'a [u8]), Error>;

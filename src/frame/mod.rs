@@ -6,7 +6,7 @@ mod reader;
 mod stream;
 mod writer;
 
-pub use batch::verify_batch;
+pub use batch::{verify_batch, VERIFY_BATCH_GROUP};
 pub use header::{
     magic_name, FrameHeader, HeadFields, HeaderKind, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2,
     MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX, SCHEMA_V5,
