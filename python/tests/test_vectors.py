@@ -106,3 +106,40 @@ def test_envelope_vectors(case):
 @pytest.mark.parametrize("case", COMPAT, ids=[c["name"] for c in COMPAT])
 def test_compat_vectors(case):
     assert mf.fingerprint_compat(**case["input"]) == case["compatibility_hash"]
+
+
+@pytest.mark.parametrize("level", ["layout", "identity", "trailer", "full"])
+def test_verify_files_gives_every_file_the_one_frame_verdict(tmp_path, level):
+    """verify_files (batches of small files through the multi-buffer hasher at the
+    trailer and full levels, bigger ones streamed) against check_frame on each file:
+    every frame vector, damaged copies, and two frames past the batch size limit."""
+    expected = {}
+    for n, case in enumerate(load("frames.jsonl")):
+        data = frame_bytes(case)
+        copies = [data, data[:-1], data + b"\0"]
+        if data:
+            flipped = bytearray(data)
+            flipped[(n * 977) % len(data)] ^= 0x10
+            copies.append(bytes(flipped))
+        for k, copy in enumerate(copies):
+            path = tmp_path / f"{n:03}-{k}.bin"
+            path.write_bytes(copy)
+            expected[str(path)] = copy
+    identity = mf.PayloadIdentity("0" * 64, "m", "", "t", "", (0, 1), (-1, -1), (0, 7), "uint8", [17 << 20])
+    big = mf.canonicalize(identity, bytes(17 << 20), fill_payload_hash=True)
+    for name, data in [("big-ok.bin", big), ("big-bad.bin", big[:-1] + bytes([big[-1] ^ 1]))]:
+        (tmp_path / name).write_bytes(data)
+        expected[str(tmp_path / name)] = data
+    seen = {}
+    for threads in (1, 3):
+        seen = {path: (code, offset) for path, code, offset in mf.verify_files(tmp_path, level=level, threads=threads)}
+        assert set(seen) == set(expected)
+        for path, data in expected.items():
+            want = mf.check_frame(data, level)
+            try:
+                mf.Frame.parse(data, level)
+                want_offset = None
+            except mf.MembraneError as err:
+                want_offset = err.offset
+            assert seen[path] == (want, want_offset), path
+    assert sum(code == "ok" for code, _ in seen.values()) > 40
