@@ -252,36 +252,69 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// `[a<comma>b]`, a range in one spelling.
+/// How a fast path expects the inside of an array to be spelled.
+#[derive(Clone, Copy)]
+enum Spacing {
+    /// No whitespace, and exactly this between elements (`,` or `, `).
+    Exact(&'static [u8]),
+    /// Whitespace anywhere JSON allows it.
+    Any,
+}
+
+impl Spacing {
+    #[inline(always)]
+    fn int(self, at: &mut Spelled<'_>) -> Option<i64> {
+        match self {
+            Spacing::Exact(_) => at.int(),
+            Spacing::Any => {
+                at.ws();
+                let value = at.int()?;
+                at.ws();
+                Some(value)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn comma(self, at: &mut Spelled<'_>) -> Option<()> {
+        match self {
+            Spacing::Exact(comma) => at.lit(comma),
+            Spacing::Any => at.eat(b',').then_some(()),
+        }
+    }
+}
+
+/// `[a, b]`, a range in the given spacing.
 #[inline(always)]
-fn range(at: &mut Spelled<'_>, comma: &[u8]) -> Option<InclusiveRange> {
+fn range(at: &mut Spelled<'_>, spacing: Spacing) -> Option<InclusiveRange> {
     if !at.eat(b'[') {
         return None;
     }
-    let start = at.int()?;
-    at.lit(comma)?;
-    let end = at.int()?;
+    let start = spacing.int(at)?;
+    spacing.comma(at)?;
+    let end = spacing.int(at)?;
     at.eat(b']').then_some(InclusiveRange::new(start, end))
 }
 
-/// `[d<comma>d...]`, a shape in one spelling: 1 to 16 integers.
+/// `[d, d, ...]`, a shape in the given spacing: 1 to 16 integers.
 #[inline(always)]
-fn shape(at: &mut Spelled<'_>, comma: &[u8]) -> Option<Shape> {
+fn shape(at: &mut Spelled<'_>, spacing: Spacing) -> Option<Shape> {
     if !at.eat(b'[') {
         return None;
     }
     let mut dims = [0i64; MAX_SHAPE_DIMS];
     let mut count = 0;
     loop {
-        *dims.get_mut(count)? = at.int()?;
+        *dims.get_mut(count)? = spacing.int(at)?;
         count += 1;
         if at.eat(b']') {
             break;
         }
-        at.lit(comma)?;
+        spacing.comma(at)?;
     }
     Shape::from_slice(dims.get(..count)?).ok()
 }
+
 
 /// An identity in the canonical spelling of SPEC §2.3 (keys sorted, no whitespace),
 /// read in one forward pass. Strings and numbers are scanned by the reader's own
@@ -304,10 +337,10 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     at.lit(b"{\"dtype\":")?;
     let dtype = Dtype::from_json(&at.exact_string()?)?;
     at.lit(b",\"head_range\":")?;
-    let head_range = range(&mut at, b",")?;
+    let head_range = range(&mut at, Spacing::Exact(b","))?;
     rules::check_head_range(head_range).ok()?;
     at.lit(b",\"layer_range\":")?;
-    let layer_range = range(&mut at, b",")?;
+    let layer_range = range(&mut at, Spacing::Exact(b","))?;
     rules::check_range("layer_range", layer_range).ok()?;
     at.lit(b",\"model_id\":")?;
     let model_id = at.exact_string()?;
@@ -318,9 +351,9 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     let payload_hash = at.exact_string()?;
     rules::check_payload_hash(&payload_hash).ok()?;
     at.lit(b",\"shape\":")?;
-    let shape = shape(&mut at, b",")?;
+    let shape = shape(&mut at, Spacing::Exact(b","))?;
     at.lit(b",\"token_span\":")?;
-    let token_span = range(&mut at, b",")?;
+    let token_span = range(&mut at, Spacing::Exact(b","))?;
     rules::check_range("token_span", token_span).ok()?;
     at.lit(b",\"tokenizer_name\":")?;
     let tokenizer_name = at.exact_string()?;
@@ -368,18 +401,18 @@ pub(crate) fn parse_declaration_order<'a>(at: &mut Spelled<'a>) -> Option<Payloa
     at.lit(b", \"tokenizer_revision\": ")?;
     let tokenizer_revision = at.string()?;
     at.lit(b", \"layer_range\": ")?;
-    let layer_range = range(at, b", ")?;
+    let layer_range = range(at, Spacing::Exact(b", "))?;
     rules::check_range("layer_range", layer_range).ok()?;
     at.lit(b", \"head_range\": ")?;
-    let head_range = range(at, b", ")?;
+    let head_range = range(at, Spacing::Exact(b", "))?;
     rules::check_head_range(head_range).ok()?;
     at.lit(b", \"token_span\": ")?;
-    let token_span = range(at, b", ")?;
+    let token_span = range(at, Spacing::Exact(b", "))?;
     rules::check_range("token_span", token_span).ok()?;
     at.lit(b", \"dtype\": ")?;
     let dtype = Dtype::from_json(&at.string()?)?;
     at.lit(b", \"shape\": ")?;
-    let shape = shape(at, b", ")?;
+    let shape = shape(at, Spacing::Exact(b", "))?;
     at.lit(b"}")?;
     Some(PayloadIdentity {
         source: Some(at.text().get(start..at.pos)?),
@@ -396,50 +429,6 @@ pub(crate) fn parse_declaration_order<'a>(at: &mut Spelled<'a>) -> Option<Payloa
         dtype,
         shape,
     })
-}
-
-/// An integer with whitespace around it.
-#[inline(always)]
-fn int_ws(at: &mut Spelled<'_>) -> Option<i64> {
-    at.ws();
-    let value = at.int()?;
-    at.ws();
-    Some(value)
-}
-
-/// A range in any spelling: `[a, b]` with whitespace anywhere JSON allows it.
-#[inline(always)]
-fn range_any(at: &mut Spelled<'_>) -> Option<InclusiveRange> {
-    if !at.eat(b'[') {
-        return None;
-    }
-    let start = int_ws(at)?;
-    if !at.eat(b',') {
-        return None;
-    }
-    let end = int_ws(at)?;
-    at.eat(b']').then_some(InclusiveRange::new(start, end))
-}
-
-/// A shape in any spelling: 1 to 16 integers.
-#[inline(always)]
-fn shape_any(at: &mut Spelled<'_>) -> Option<Shape> {
-    if !at.eat(b'[') {
-        return None;
-    }
-    let mut dims = [0i64; MAX_SHAPE_DIMS];
-    let mut count = 0;
-    loop {
-        *dims.get_mut(count)? = int_ws(at)?;
-        count += 1;
-        if at.eat(b']') {
-            break;
-        }
-        if !at.eat(b',') {
-            return None;
-        }
-    }
-    Shape::from_slice(dims.get(..count)?).ok()
 }
 
 /// An identity object in any spelling — keys in any order, whitespace anywhere JSON
@@ -481,22 +470,22 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
             3 => f.tokenizer_name = Some(at.string()?),
             4 => f.tokenizer_revision = Some(at.string()?),
             5 => {
-                let range = range_any(at)?;
+                let range = range(at, Spacing::Any)?;
                 rules::check_range("layer_range", range).ok()?;
                 f.layer_range = Some(range);
             }
             6 => {
-                let range = range_any(at)?;
+                let range = range(at, Spacing::Any)?;
                 rules::check_head_range(range).ok()?;
                 f.head_range = Some(range);
             }
             7 => {
-                let range = range_any(at)?;
+                let range = range(at, Spacing::Any)?;
                 rules::check_range("token_span", range).ok()?;
                 f.token_span = Some(range);
             }
             8 => f.dtype = Some(Dtype::from_json(&at.string()?)?),
-            _ => f.shape = Some(shape_any(at)?),
+            _ => f.shape = Some(shape(at, Spacing::Any)?),
         }
         if !at.next_member(b'}')? {
             break;
