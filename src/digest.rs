@@ -146,3 +146,26 @@ impl fmt::Display for HexDigest {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hasher_shows_its_name_and_nothing_of_what_it_has_seen() {
+        let mut hasher = Sha256Hasher::new();
+        hasher.update(b"secret");
+        assert_eq!(std::format!("{hasher:?}"), "Sha256Hasher");
+    }
+
+    #[test]
+    fn a_digest_displays_as_its_hex_and_debugs_with_its_type() {
+        let digest = Sha256Digest::of(b"");
+        let hex = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        assert_eq!(std::format!("{digest}"), hex);
+        assert_eq!(std::format!("{digest:?}"), std::format!("Sha256Digest({hex})"));
+        // The hex form on its own prints the digits either way.
+        assert_eq!(std::format!("{}", digest.to_hex()), hex);
+        assert_eq!(std::format!("{:?}", digest.to_hex()), hex);
+    }
+}

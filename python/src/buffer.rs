@@ -10,6 +10,7 @@
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use std::ffi::{c_char, c_int, c_void};
 use std::marker::PhantomData;
 
@@ -41,14 +42,24 @@ extern "C" {
 /// them) until this is dropped. Dropped with the GIL held: it is created from, and never
 /// leaves, a `Python<'py>` scope (`'py` ties it there; it is not `Send`).
 pub struct Bytes<'py> {
-    view: PyBufferView,
-    _py: PhantomData<Python<'py>>,
+    held: Held<'py>,
+}
+
+enum Held<'py> {
+    /// A `bytes` object (held by a reference of our own): immutable, so its storage is
+    /// read directly, with no buffer to acquire and release.
+    Immutable(Bound<'py, PyBytes>),
+    /// Any other exporter, through the buffer protocol.
+    View(PyBufferView, PhantomData<Python<'py>>),
 }
 
 impl<'py> Bytes<'py> {
     /// Borrow `object`'s bytes (a `BufferError` or `TypeError` for objects without
     /// contiguous bytes).
     pub fn of(object: &Bound<'py, PyAny>) -> PyResult<Bytes<'py>> {
+        if let Ok(bytes) = object.cast_exact::<PyBytes>() {
+            return Ok(Bytes { held: Held::Immutable(bytes.clone()) });
+        }
         let mut view = std::mem::MaybeUninit::<PyBufferView>::zeroed();
         // SAFETY: `object` is a live object (a Bound holds a reference and the GIL);
         // `view` points at writable memory the size of Py_buffer. On success the
@@ -60,28 +71,34 @@ impl<'py> Bytes<'py> {
         }
         // SAFETY: PyObject_GetBuffer succeeded, so it initialised the view.
         let view = unsafe { view.assume_init() };
-        Ok(Bytes { view, _py: PhantomData })
+        Ok(Bytes { held: Held::View(view, PhantomData) })
     }
 
     /// The bytes. Valid while `self` lives; not to be changed by other threads meanwhile
     /// (as for `hashlib`, which also reads a buffer without the GIL).
     pub fn as_slice(&self) -> &[u8] {
-        let len = usize::try_from(self.view.len).unwrap_or(0);
-        if len == 0 || self.view.buf.is_null() {
+        let view = match &self.held {
+            Held::Immutable(bytes) => return bytes.as_bytes(),
+            Held::View(view, _) => view,
+        };
+        let len = usize::try_from(view.len).unwrap_or(0);
+        if len == 0 || view.buf.is_null() {
             return &[];
         }
         // SAFETY: with PyBUF_SIMPLE the exporter provides `len` contiguous bytes at
         // `buf`, kept alive and in place until the view is released in `drop`, which
         // cannot happen while this borrow of `self` lives.
-        unsafe { std::slice::from_raw_parts(self.view.buf as *const u8, len) }
+        unsafe { std::slice::from_raw_parts(view.buf as *const u8, len) }
     }
 }
 
 impl Drop for Bytes<'_> {
     fn drop(&mut self) {
-        // SAFETY: the view was filled by a successful PyObject_GetBuffer and is released
-        // once; the GIL is held (see the type's documentation).
-        unsafe { PyBuffer_Release(&mut self.view) }
+        if let Held::View(view, _) = &mut self.held {
+            // SAFETY: the view was filled by a successful PyObject_GetBuffer and is
+            // released once; the GIL is held (see the type's documentation).
+            unsafe { PyBuffer_Release(view) }
+        }
     }
 }
 

@@ -92,7 +92,7 @@ pub fn check_frame(py: Python<'_>, buf: &Bound<'_, PyAny>, level: Level) -> PyRe
 pub struct PyFrame {
     /// The validated identity text (identity level and above); the `PayloadIdentity`
     /// object is made from it on first use.
-    identity_json: Option<Box<[u8]>>,
+    identity_json: Option<IdentityText>,
     identity: OnceLock<Py<Identity>>,
     /// The caller's buffer (None for a streamed frame); the payload view is made from
     /// it when asked for.
@@ -112,6 +112,27 @@ pub struct PyFrame {
     digest: Option<Sha256Digest>,
 }
 
+/// Where a parsed frame's identity text is kept until its `PayloadIdentity` is asked for.
+enum IdentityText {
+    /// A copy (the caller's buffer may change after the parse: `bytearray`, `mmap`, ...).
+    Copied(Box<[u8]>),
+    /// In the caller's `bytes`, which cannot change: nothing copied until used.
+    InBytes { start: usize, len: usize },
+}
+
+impl IdentityText {
+    /// The identity text `json` of a frame parsed from `buf`, which ends just before
+    /// `payload_start`.
+    fn of(buf: &Bound<'_, PyAny>, json: &[u8], payload_start: usize) -> IdentityText {
+        let start = payload_start.saturating_sub(8 + json.len());
+        if buf.is_exact_instance_of::<PyBytes>() {
+            IdentityText::InBytes { start, len: json.len() }
+        } else {
+            IdentityText::Copied(json.into())
+        }
+    }
+}
+
 #[pymethods]
 impl PyFrame {
     /// Parse and verify the frame at the start of `buf` at `level`. Exact by default
@@ -126,7 +147,7 @@ impl PyFrame {
         let (frame, _) = without_gil(py, slice.len(), || Frame::parse_with(slice, &options)).or_raise(py)?;
         let start = frame.payload_offset();
         Ok(PyFrame {
-            identity_json: frame.identity().map(|_| frame.identity_json().into()),
+            identity_json: frame.identity().map(|_| IdentityText::of(buf, frame.identity_json(), start)),
             identity: OnceLock::new(),
             source: Some(buf.clone().unbind()),
             frame_len: frame.len() as u64,
@@ -146,7 +167,16 @@ impl PyFrame {
         if let Some(identity) = self.identity.get() {
             return Ok(Some(identity.clone_ref(py)));
         }
-        let made = Py::new(py, Identity::from_validated(json.clone()))?;
+        let text = match json {
+            IdentityText::Copied(text) => text.clone(),
+            IdentityText::InBytes { start, len } => {
+                let source = self.source.as_ref().map(|source| source.bind(py));
+                let bytes = source.and_then(|source| source.cast_exact::<PyBytes>().ok());
+                let text = bytes.as_ref().and_then(|bytes| bytes.as_bytes().get(*start..start + len));
+                text.ok_or_else(|| PyValueError::new_err("the frame's buffer no longer holds its identity"))?.into()
+            }
+        };
+        let made = Py::new(py, Identity::from_validated(text))?;
         Ok(Some(self.identity.get_or_init(|| made).clone_ref(py)))
     }
 
@@ -344,7 +374,7 @@ impl Stream {
         let verifier = self.verifier.take().ok_or_else(|| PyValueError::new_err("finish() was called"))?;
         let frame = verifier.finish().or_raise(py)?;
         Ok(PyFrame {
-            identity_json: frame.identity().map(|identity| Identity::keep(identity).into_json()),
+            identity_json: frame.identity().map(|identity| IdentityText::Copied(Identity::keep(identity).into_json())),
             identity: OnceLock::new(),
             source: None,
             frame_len: frame.frame_len(),

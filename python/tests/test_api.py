@@ -266,3 +266,18 @@ def test_verify_files_walks_and_reports_every_path(tmp_path):
     iterator = mf.verify_files(tmp_path)
     next(iterator)
     del iterator
+
+
+def test_the_identity_reads_the_same_from_every_kind_of_buffer():
+    # From `bytes` the identity text is not copied until asked for; from a mutable
+    # buffer it is copied at the parse, so a later change of the buffer cannot alter it.
+    data = frame_of(b"payload" * 10)
+    expected = mf.Frame.parse(data, "identity").identity.to_dict()
+    for kind in (bytes, bytearray, lambda d: memoryview(bytes(d))):
+        frame = mf.Frame.parse(kind(data), "identity")
+        assert frame.identity.to_dict() == expected
+    mutable = bytearray(data)
+    frame = mf.Frame.parse(mutable, "identity")
+    mutable[14:24] = b"X" * 10
+    assert frame.identity.to_dict() == expected
+    assert frame.identity.fingerprint() == mf.Frame.parse(data).identity.fingerprint()

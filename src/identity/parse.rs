@@ -315,7 +315,6 @@ fn shape(at: &mut Spelled<'_>, spacing: Spacing) -> Option<Shape> {
     Shape::from_slice(dims.get(..count)?).ok()
 }
 
-
 /// An identity in the canonical spelling of SPEC §2.3 (keys sorted, no whitespace),
 /// read in one forward pass. Strings and numbers are scanned by the reader's own
 /// scanners and fields judged by the same rules, so this accepts only texts the general
