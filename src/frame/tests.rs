@@ -221,3 +221,36 @@ fn skipping_past_the_head_gives_the_same_verdict_as_feeding() {
     early.feed(&bytes[..10]).unwrap();
     assert_eq!(early.skip(5).unwrap_err().code(), ErrorCode::InvalidState);
 }
+
+#[test]
+fn migration_rewrites_legacy_and_half_migrated_heads_only() {
+    let rewritten = [HeaderKind::of(MAGIC_V4, 4), HeaderKind::of(MAGIC_V2, 2), HeaderKind::of(MAGIC_V5, 4)];
+    for kind in rewritten {
+        assert!(kind.needs_migration(), "{kind:?}");
+    }
+    for kind in [HeaderKind::of(MAGIC_V5, 5), HeaderKind::of(MAGIC_V4, 5), HeaderKind::of(*b"JUNK", 5)] {
+        assert!(!kind.needs_migration(), "{kind:?}");
+    }
+}
+
+#[test]
+fn every_membrane_magic_has_its_name_and_no_other_magic_has_one() {
+    assert_eq!(magic_name(MAGIC_V5), Some("v5"));
+    assert_eq!(magic_name(MAGIC_V4), Some("legacy v4"));
+    assert_eq!(magic_name(MAGIC_V2), Some("legacy v2"));
+    assert_eq!(magic_name(*b"JUNK"), None);
+    assert_eq!(magic_name([0xC0, 0xDE, 0x01, 0x03]), None);
+}
+
+#[test]
+fn head_fields_place_the_payload_and_the_trailer() {
+    let bytes = crate::example_frame();
+    let head = HeadFields::decode(&bytes);
+    let frame = Frame::parse(&bytes).unwrap();
+    let identity_len = frame.identity_json().len() as u64;
+    assert_eq!(head.payload_start(), Some(22 + identity_len));
+    assert_eq!(head.trailer_start(), Some(22 + identity_len + frame.payload().len() as u64));
+    assert_eq!(head.trailer_start(), Some(bytes.len() as u64 - 8));
+    // Not knowable from the first ten bytes.
+    assert_eq!(HeadFields::decode(&bytes[..10]).payload_start(), None);
+}
