@@ -200,6 +200,11 @@ pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<Fragment
 /// the general reader.
 const UNKNOWN_KEYS: usize = 8;
 
+// The forward pass reads an unknown member's value with a key table of its own
+// (`DEFAULT_KEY_CAPACITY`); what fits there must also fit the general reader's table
+// beside the envelope's keys, or the two would disagree on `too many keys`.
+const _: () = assert!(FIELD_COUNT + UNKNOWN_KEYS + crate::json::DEFAULT_KEY_CAPACITY <= ENVELOPE_KEY_CAPACITY);
+
 /// A valid v5 envelope in any spelling — keys in any order, whitespace anywhere JSON
 /// allows it, up to [`UNKNOWN_KEYS`] unknown keys (their values read strictly) — in one
 /// forward pass with no event reader: each known key is matched whole and a bit per
