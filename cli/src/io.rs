@@ -7,14 +7,20 @@
 //! [`Checker::check_streaming`]). `--io mmap` maps the whole file into the one-shot
 //! reader, `--io mmap-window` maps 8 MiB windows into the streaming verifier; both exist
 //! to measure the difference (docs/performance.md).
+//!
+//! A file another process changes while it is read (truncated, grown, rewritten,
+//! renamed over or removed) gets an `io` verdict, never the verdict on bytes that are no
+//! longer what the file holds: its state at the open is compared with its state after
+//! the last byte was read ([`FileState`]).
 
 use crate::cli::IoMode;
 use crate::walk::is_stdin;
 use membrane_frame::{Error, Frame, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel};
-use std::fs::File;
+use std::fs::{self, File, Metadata};
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::SystemTime;
 
 /// The read buffer per worker: 128 KiB measured fastest (it stays in the core's L2 cache
 /// between the copy out of the page cache and the hash; docs/performance.md).
@@ -137,6 +143,60 @@ fn stopped() -> Outcome {
     Outcome::Unreadable(io::Error::new(io::ErrorKind::Interrupted, "stopped before the end"))
 }
 
+/// What says a file is still the one that was opened, with the same bytes: its length,
+/// its modification time, and on Unix its device, inode and change time (every write,
+/// truncation or `chmod` moves the change time, so a rewrite that keeps the length and
+/// the modification time is still seen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileState {
+    len: u64,
+    modified: Option<SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+    #[cfg(unix)]
+    status_changed: (i64, i64),
+}
+
+impl FileState {
+    fn of(meta: &Metadata) -> FileState {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt as _;
+        FileState {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            inode: (meta.dev(), meta.ino()),
+            #[cfg(unix)]
+            status_changed: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// How the file open as `file` (opened at `path` in this state) has changed since,
+    /// or whether `path` now names another file; `None` if neither.
+    fn change_since(&self, file: &File, path: &Path) -> Option<String> {
+        let now = match file.metadata() {
+            Ok(meta) => FileState::of(&meta),
+            Err(err) => return Some(format!("its state can no longer be read ({err})")),
+        };
+        if now.len != self.len {
+            return Some(format!("its length went from {} to {} bytes", self.len, now.len));
+        }
+        match fs::metadata(path) {
+            Ok(named) if FileState::of(&named).same_file(self) => {}
+            Ok(_) => return Some("another file was put in its place".into()),
+            Err(err) => return Some(format!("its path no longer opens ({err})")),
+        }
+        (now != *self).then(|| "it was written to (its modification or change time moved)".into())
+    }
+
+    fn same_file(&self, other: &FileState) -> bool {
+        #[cfg(unix)]
+        return self.inode == other.inode;
+        #[cfg(not(unix))]
+        return self.len == other.len && self.modified == other.modified;
+    }
+}
+
 /// The streamed verifier's verdict on everything it was fed.
 fn verdict(verifier: StreamVerifier<'_>) -> Outcome {
     match verifier.finish() {
@@ -195,17 +255,27 @@ impl Checker {
             if !meta.is_file() {
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
             }
-            Ok((file, meta.len()))
+            Ok((file, meta))
         });
-        let (file, size) = match opened {
+        let (file, opened) = match opened {
             Ok(opened) => opened,
             Err(error) => return Checked::unreadable(error),
         };
+        let size = opened.len();
         let mut work = Work::default();
         let outcome = match self.mode {
-            IoMode::Read => self.check_streaming(file, Some(size), run, &mut work, head.unwrap_or_default()),
+            IoMode::Read => self.check_streaming(&file, Some(size), run, &mut work, head.unwrap_or_default()),
             IoMode::Mmap => self.check_mapped(&file, run, &mut work),
             IoMode::MmapWindow => self.check_mapped_windows(&file, size, run, &mut work),
+        };
+        let outcome = match outcome {
+            Outcome::Unreadable(error) => Outcome::Unreadable(error),
+            judged => match FileState::of(&opened).change_since(&file, path) {
+                Some(change) => {
+                    Outcome::Unreadable(io::Error::other(format!("changed while it was verified: {change}")))
+                }
+                None => judged,
+            },
         };
         Checked { outcome, size, bytes_read: work.read, bytes_hashed: work.hashed }
     }
@@ -265,6 +335,7 @@ impl Checker {
     #[allow(unsafe_code)]
     fn check_mapped_windows(&mut self, file: &File, len: u64, run: &RunState, work: &mut Work) -> Outcome {
         const WINDOW: u64 = 8 << 20;
+        exit_on_sigbus();
         let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
         let mut offset = 0u64;
         while offset < len {
@@ -292,10 +363,11 @@ impl Checker {
 
     #[allow(unsafe_code)]
     fn check_mapped(&self, file: &File, run: &RunState, work: &mut Work) -> Outcome {
+        exit_on_sigbus();
         // SAFETY: the mapping is read-only and private to this call, and the slice does
         // not outlive it. If another process truncates the file while it is mapped,
-        // reading the lost pages raises SIGBUS; that is why `--io read` is the default
-        // and this mode is for measurements.
+        // reading the lost pages raises SIGBUS (see `exit_on_sigbus`); that is why
+        // `--io read` is the default and this mode is for measurements.
         let map = match unsafe { memmap2::Mmap::map(file) } {
             Ok(map) => map,
             Err(err) => return Outcome::Unreadable(err),
@@ -315,3 +387,35 @@ impl Checker {
         }
     }
 }
+
+/// A mapped file truncated by another process raises SIGBUS at the next read of a lost
+/// page, and its default action kills the process with a core dump. The maps are for
+/// measurements, so this turns that death into a message and the I/O-error exit status
+/// (a verdict on the one file would need unwinding out of a signal handler).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn exit_on_sigbus() {
+    extern "C" fn on_sigbus(_signal: libc::c_int) {
+        const MESSAGE: &[u8] = b"membrane-frame: a memory-mapped file was truncated while it was read (--io mmap); \
+the run stops here. The default, --io read, reports such a file as an io error and goes on.\n";
+        // SAFETY: write(2) and _exit(2) are async-signal-safe, and MESSAGE is static.
+        unsafe {
+            libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+            libc::_exit(crate::EXIT_ERROR.into());
+        }
+    }
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // SAFETY: an all-zero `sigaction` is a valid one (no flags, empty mask), and the
+        // handler is an `extern "C"` function calling only async-signal-safe functions.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn exit_on_sigbus() {}

@@ -345,3 +345,103 @@ fn a_read_only_directory_is_named_as_the_problem_and_the_file_is_kept() {
     );
     assert_eq!(fs::read(&file).unwrap(), old, "the original is untouched");
 }
+
+/// Small legacy frames that fit beside themselves and big ones that will not, for the
+/// tests of writes that fail for lack of room.
+fn small_and_big_frames(big_len: usize) -> Tree {
+    let mut tree = Tree::new();
+    for (i, len) in [2000, 2100, 2200, big_len, big_len + 100, big_len + 200, big_len + 300].into_iter().enumerate() {
+        let v5 = frame(&bytes(len, 40 + i as u64));
+        tree.insert(format!("f{i}.blob"), (legacy(&v5, if i % 2 == 0 { 4 } else { 2 }), v5));
+    }
+    tree
+}
+
+/// After a run whose writes failed: exit status 2, every big file reported with `why`
+/// and kept as it was, every small one migrated, no temporary file left.
+fn assert_failed_writes_kept_originals(root: &Path, tree: &Tree, code: i32, stdout: &str, why: &str, big_len: usize) {
+    assert_eq!(code, 2, "failed writes are I/O errors: {stdout}");
+    let leftovers: Vec<_> = fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    assert_whole(root, tree, why);
+    let records: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for (name, (original, v5)) in tree {
+        let record = records.iter().find(|r| r["path"].as_str().is_some_and(|p| p.ends_with(name.as_str()))).unwrap();
+        let on_disk = fs::read(root.join(name)).unwrap();
+        if original.len() >= big_len {
+            assert_eq!(record["action"], "io_error", "{name}: {record}");
+            assert!(record["reason"].as_str().unwrap().contains(why), "{name}: {record}");
+            assert_eq!(&on_disk, original, "{name}: the original is intact");
+        } else {
+            assert_eq!(record["action"], "rewritten", "{name}: {record}");
+            assert_eq!(&on_disk, v5, "{name}: migrated");
+        }
+    }
+}
+
+/// `--write` on a full disk: a 1 MiB tmpfs, mounted in a private user and mount
+/// namespace (`unshare`), holding frames too big to be copied beside themselves. Their
+/// writes fail with ENOSPC and are reported; the originals stay whole.
+#[test]
+fn on_a_full_disk_the_failed_rewrites_leave_the_originals_whole() {
+    const BIG: usize = 240 << 10;
+    let scratch = Scratch::new("migrate-full-disk");
+    let tree = small_and_big_frames(BIG);
+    let source = scratch.path().join("source");
+    write_tree(&source, &tree);
+    let (disk, out) = (scratch.path().join("disk"), scratch.path().join("out"));
+    fs::create_dir_all(&disk).unwrap();
+    fs::create_dir_all(&out).unwrap();
+    let script = r#"set -e
+mount -t tmpfs -o size=1m tmpfs "$1"
+cp -a "$2"/. "$1"/
+set +e
+"$3" migrate --write --json "$1" > "$4/stdout" 2> "$4/stderr"
+echo $? > "$4/status"
+set -e
+cp -a "$1" "$4/after"
+"#;
+    let output = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", script, "sh"])
+        .args([&disk, &source, Path::new(BIN), &out])
+        .output()
+        .expect("unshare (util-linux) runs");
+    assert!(
+        output.status.success(),
+        "could not make a 1 MiB tmpfs in a private mount namespace (this test needs `unshare --user --map-root-user --mount` to work): {}",
+        stderr(&output)
+    );
+    let code: i32 = fs::read_to_string(out.join("status")).unwrap().trim().parse().unwrap();
+    let stdout = fs::read_to_string(out.join("stdout")).unwrap();
+    assert_failed_writes_kept_originals(&out.join("after"), &tree, code, &stdout, "No space left on device", BIG);
+    assert!(fs::read_to_string(out.join("stderr")).unwrap().contains("No space left on device"));
+}
+
+/// The same with the failure injected another way, open to any process: a file-size
+/// limit (`ulimit -f`, SIGXFSZ ignored), so a write past 100 KiB fails with EFBIG.
+#[test]
+fn a_failed_write_leaves_the_original_whole() {
+    const BIG: usize = 240 << 10;
+    let scratch = Scratch::new("migrate-write-error");
+    let tree = small_and_big_frames(BIG);
+    write_tree(scratch.path(), &tree);
+    let output = Command::new("sh")
+        .args(["-c", r#"ulimit -f 200 && trap "" XFSZ && exec "$0" "$@""#])
+        .arg(BIN)
+        .args(["migrate", "--write", "--json"])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    assert_failed_writes_kept_originals(
+        scratch.path(),
+        &tree,
+        status(&output),
+        &stdout(&output),
+        "File too large",
+        BIG,
+    );
+}
