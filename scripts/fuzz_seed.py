@@ -46,6 +46,8 @@ for i, frame in enumerate(frames):
     config = bytes([i % 8, 1 + i % 13, 64, 0, 7 + i % 200])
     add("stream", config + frame)
     add("roundtrip", frame)
+    # python_api: [entry point 0-1 (frames), level, prefix][chunk size][frame].
+    add("python_api", bytes([(i % 2) | (i % 4) << 2 | (i % 3 == 0) << 4, i % 97]) + frame)
     # batch: [control: size, level, mode] then elements [kind][len lo][len hi][bytes]:
     # vector frames whole (raw elements) beside written frames around their payloads.
     if i + 3 < len(frames):
@@ -63,6 +65,7 @@ for i, frame in enumerate(frames):
             add("json_differential", identity)
 
 for case in lines("identities.jsonl"):
+    add("python_api", b"\x02\x00" + case["canonical_json"].encode("utf-8"))
     add("identity", case["canonical_json"])
     add("identity", json.dumps(case["identity"]))
     add("json_differential", case["canonical_json"])
@@ -71,6 +74,7 @@ for case in lines("envelopes.jsonl") + [
     {"json": case["input"]} for case in lines("migration_envelopes.jsonl")
 ]:
     add("envelope", case["json"])
+    add("python_api", b"\x03\x00" + case["json"].encode("utf-8"))
     add("json_differential", case["json"])
 
 for case in lines("compat.jsonl"):
