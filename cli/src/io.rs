@@ -11,16 +11,16 @@
 //! A file another process changes while it is read (truncated, grown, rewritten,
 //! renamed over or removed) gets an `io` verdict, never the verdict on bytes that are no
 //! longer what the file holds: its state at the open is compared with its state after
-//! the last byte was read ([`FileState`]).
+//! the last byte was read (the library's `FileState`).
 
 use crate::cli::IoMode;
 use crate::walk::is_stdin;
+use membrane_frame::frame::FileState;
 use membrane_frame::{Error, Frame, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel};
-use std::fs::{self, File, Metadata};
+use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::SystemTime;
 
 /// The read buffer per worker: 128 KiB measured fastest (it stays in the core's L2 cache
 /// between the copy out of the page cache and the hash; docs/performance.md).
@@ -141,60 +141,6 @@ impl RunState {
 
 fn stopped() -> Outcome {
     Outcome::Unreadable(io::Error::new(io::ErrorKind::Interrupted, "stopped before the end"))
-}
-
-/// What says a file is still the one that was opened, with the same bytes: its length,
-/// its modification time, and on Unix its device, inode and change time (every write,
-/// truncation or `chmod` moves the change time, so a rewrite that keeps the length and
-/// the modification time is still seen).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileState {
-    len: u64,
-    modified: Option<SystemTime>,
-    #[cfg(unix)]
-    inode: (u64, u64),
-    #[cfg(unix)]
-    status_changed: (i64, i64),
-}
-
-impl FileState {
-    fn of(meta: &Metadata) -> FileState {
-        #[cfg(unix)]
-        use std::os::unix::fs::MetadataExt as _;
-        FileState {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-            #[cfg(unix)]
-            inode: (meta.dev(), meta.ino()),
-            #[cfg(unix)]
-            status_changed: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-
-    /// How the file open as `file` (opened at `path` in this state) has changed since,
-    /// or whether `path` now names another file; `None` if neither.
-    fn change_since(&self, file: &File, path: &Path) -> Option<String> {
-        let now = match file.metadata() {
-            Ok(meta) => FileState::of(&meta),
-            Err(err) => return Some(format!("its state can no longer be read ({err})")),
-        };
-        if now.len != self.len {
-            return Some(format!("its length went from {} to {} bytes", self.len, now.len));
-        }
-        match fs::metadata(path) {
-            Ok(named) if FileState::of(&named).same_file(self) => {}
-            Ok(_) => return Some("another file was put in its place".into()),
-            Err(err) => return Some(format!("its path no longer opens ({err})")),
-        }
-        (now != *self).then(|| "it was written to (its modification or change time moved)".into())
-    }
-
-    fn same_file(&self, other: &FileState) -> bool {
-        #[cfg(unix)]
-        return self.inode == other.inode;
-        #[cfg(not(unix))]
-        return self.len == other.len && self.modified == other.modified;
-    }
 }
 
 /// The streamed verifier's verdict on everything it was fed.

@@ -11,9 +11,13 @@
 //! 128 KiB page-aligned buffer into the library's `StreamVerifier`, as the command-line
 //! tool's `verify` does. So memory is bounded per worker, whatever the file sizes, and
 //! the bounded queues between the stages keep it independent of the number of files.
+//!
+//! A file changed by another process while it is read (truncated, grown, written to,
+//! renamed over, removed: the library's `FileState`) is `"io"`, never a verdict on bytes
+//! it no longer holds.
 
 use crate::frame::Level;
-use membrane::frame::{verify_batch, VERIFY_BATCH_GROUP};
+use membrane::frame::{verify_batch, FileState, VERIFY_BATCH_GROUP};
 use membrane::{ErrorCode, ReadOptions, StreamVerifier, VerifyLevel};
 use pyo3::prelude::*;
 use std::fs::File;
@@ -292,11 +296,13 @@ fn read_whole(path: &Path, len: u64, buffer: &mut Vec<u8>) -> Result<usize, ()> 
     let start = (PAGE - buffer.as_ptr() as usize % PAGE) % PAGE;
     let target = buffer.get_mut(start..start + len).ok_or(())?;
     let mut file = File::open(path).map_err(drop)?;
+    let opened = FileState::of(&file.metadata().map_err(drop)?);
     file.read_exact(target).map_err(drop)?;
-    // A file that grew since it was measured is left to the streaming path.
+    // A file that grew since it was measured, or changed while it was read, is left to
+    // the streaming path.
     let mut probe = [0u8; 1];
     match file.read(&mut probe) {
-        Ok(0) => Ok(len),
+        Ok(0) if opened.len() == len as u64 && opened.change_since(&file, path).is_none() => Ok(len),
         _ => Err(()),
     }
 }
@@ -326,8 +332,19 @@ impl Checker {
     /// Stream one file through the verifier; below the trailer level only the head is
     /// read and the rest accounted for by length.
     fn check(&mut self, path: &Path) -> Result<(), Failure> {
-        let mut file = File::open(path).map_err(|_| Failure::Io)?;
-        let len = file.metadata().map_err(|_| Failure::Io)?.len();
+        let file = File::open(path).map_err(|_| Failure::Io)?;
+        let opened = FileState::of(&file.metadata().map_err(|_| Failure::Io)?);
+        let verdict = self.stream(&file, opened.len());
+        match verdict {
+            // Truncated, grown, written to, renamed over or removed while it was read:
+            // the verdict is on bytes the file no longer holds.
+            Err(Failure::Io) => Err(Failure::Io),
+            _ if opened.change_since(&file, path).is_some() => Err(Failure::Io),
+            judged => judged,
+        }
+    }
+
+    fn stream(&mut self, mut file: &File, len: u64) -> Result<(), Failure> {
         let buf = self.backing.get_mut(self.start..self.start + READ_BUFFER).unwrap_or_default();
         let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
         let mut read = 0u64;

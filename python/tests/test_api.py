@@ -6,6 +6,7 @@ import gc
 import hashlib
 import mmap
 import os
+import time
 import tracemalloc
 
 import numpy as np
@@ -266,6 +267,45 @@ def test_verify_files_walks_and_reports_every_path(tmp_path):
     iterator = mf.verify_files(tmp_path)
     next(iterator)
     del iterator
+
+
+def open_position(name):
+    """The file position of this process's open descriptor whose target reads `name`."""
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == name:
+                with open(f"/proc/self/fdinfo/{fd}") as info:
+                    return int(info.readline().split()[1])
+        except OSError:
+            continue
+    return None
+
+
+def test_verify_files_reports_a_file_replaced_while_it_is_read_as_io(tmp_path):
+    """A frame over the batch limit, renamed over by another valid frame while a worker
+    streams it: every byte the worker reads verifies, but the file is no longer those
+    bytes, so the verdict is "io", not "ok"."""
+    path, other = tmp_path / "f.frame", tmp_path / "other.frame"
+    payload = bytes(96 << 20)
+    first, second = frame_of(payload), frame_of(payload[:-1] + b"x")
+    for _attempt in range(20):
+        path.write_bytes(first)
+        other.write_bytes(second)
+        results = mf.verify_files(path, threads=1)
+        deadline = time.monotonic() + 10
+        while not open_position(str(path)) and time.monotonic() < deadline:
+            pass
+        os.rename(other, path)
+        # The worker still has the old file open (now unlinked), and has not read it all.
+        reading = open_position(f"{path} (deleted)")
+        verdicts = list(results)
+        if reading is not None and 0 < reading < len(first):
+            assert verdicts == [(str(path), "io", None)]
+            break
+    else:
+        pytest.fail("could not rename the file over while a worker was reading it in 20 attempts")
+    # Left alone, the file that took its place verifies.
+    assert list(mf.verify_files(path, threads=1)) == [(str(path), "ok", None)]
 
 
 def test_the_identity_reads_the_same_from_every_kind_of_buffer():

@@ -1,12 +1,16 @@
 //! The canonical frame (SPEC §1): reading in place, streaming verification, writing.
 
 mod batch;
+#[cfg(feature = "std")]
+mod file_state;
 mod header;
 mod reader;
 mod stream;
 mod writer;
 
 pub use batch::{verify_batch, VERIFY_BATCH_GROUP};
+#[cfg(feature = "std")]
+pub use file_state::{FileChange, FileState};
 pub use header::{
     magic_name, FrameHeader, HeadFields, HeaderKind, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN, MAGIC_V2,
     MAGIC_V4, MAGIC_V5, MIN_FRAME_PREFIX, SCHEMA_V5,
