@@ -85,9 +85,10 @@ step "panic-free: read/verify paths link with a panic handler that does not exis
 # with --gc-sections, reaches no panic (so the no_std panic boundary is a plain call).
 step "panic-free: every C entry point of the no_std C library" bash scripts/ffi-panic-check.sh
 # The panic-free float conversion equals str::parse::<f64> bit for bit on 2 million
-# generated tokens, hard cases included (release mode: about half a minute).
-step "float conversion = str::parse::<f64> on 2 000 000 tokens (release)" \
-    env FLOAT_CASES=2000000 cargo test --release --quiet --test float_parse
+# generated tokens, hard cases included (optimised: about half a minute). Built with the
+# cargo-mutants profile (release, incremental), which the mutants step below reuses.
+step "float conversion = str::parse::<f64> on 2 000 000 tokens (optimised)" \
+    env FLOAT_CASES=2000000 cargo test --profile mutants --quiet --test float_parse
 
 # Miri over the core's unit tests, where the toolchain has it.
 if cargo +nightly miri --version >/dev/null 2>&1; then
@@ -100,10 +101,10 @@ else
     loud "no nightly toolchain with Miri here: undefined-behaviour check did not run" "rustup component add --toolchain nightly miri rust-src"
 fi
 
-# Fuzzing smoke run: every cargo-fuzz target for 30 s, two at a time (about five minutes
-# with the build). The longer campaign is recorded in docs/reliability.md.
+# Fuzzing smoke run: every cargo-fuzz target for 20 s, two at a time (about three
+# minutes with the build). The longer campaign is recorded in docs/reliability.md.
 if cargo +nightly fuzz --version >/dev/null 2>&1; then
-    step "fuzz: every cargo-fuzz target, 30 s each (seeded from the vectors)" bash scripts/fuzz.sh 30 2
+    step "fuzz: every cargo-fuzz target, 20 s each (seeded from the vectors)" bash scripts/fuzz.sh 20 2
 else
     loud "cargo-fuzz or nightly is missing: the fuzz targets did not run" "cargo install cargo-fuzz --locked --version 0.13.1"
 fi
@@ -127,6 +128,14 @@ if command -v arm-none-eabi-gcc >/dev/null 2>&1 && command -v qemu-system-arm >/
 else
     loud "arm-none-eabi-gcc or qemu-system-arm is missing: the bare-metal check did not run" \
         "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
+fi
+
+# cargo-mutants on the core lines the last change touched (at most 8 mutants; last,
+# because it mutates the checkout in place). The whole-core run: docs/reliability.md §5.
+if command -v cargo-mutants >/dev/null 2>&1; then
+    step "mutants: cargo-mutants on the core lines the last change touched (at most 8)" bash scripts/mutants.sh --changed 8
+else
+    loud "cargo-mutants is missing: no mutant was tested" "cargo install cargo-mutants --locked --version 27.1.0"
 fi
 
 echo

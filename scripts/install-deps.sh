@@ -5,7 +5,7 @@
 #                     libnewlib-arm-none-eabi qemu-system-arm (bare-metal check)
 #   Python packages   protobuf, grpcio-tools (tests/proto_interop.rs), pinned
 #   rustup            the thumbv7em-none-eabihf target; nightly with miri and rust-src
-#   cargo install     cargo-fuzz (pinned)
+#   cargo install     cargo-fuzz, cargo-mutants (pinned)
 # Idempotent: each piece is checked first and installed only when missing. Nothing
 # here fails the run: whatever cannot be installed is reported, and check.sh then says
 # NOT RUN for the steps that need it, with the command that installs it.
@@ -81,5 +81,14 @@ else
     say "installing cargo-fuzz 0.13.1"
     cargo install --quiet cargo-fuzz --locked --version 0.13.1 ||
         say "could not install cargo-fuzz (cargo install cargo-fuzz --locked --version 0.13.1)"
+fi
+
+# ---- cargo-mutants (pinned) ----
+if cargo mutants --version >/dev/null 2>&1; then
+    say "cargo-mutants present"
+else
+    say "installing cargo-mutants 27.1.0"
+    cargo install --quiet cargo-mutants --locked --version 27.1.0 ||
+        say "could not install cargo-mutants (cargo install cargo-mutants --locked --version 27.1.0)"
 fi
 exit 0

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# cargo-mutants over the core: each mutant (a function body replaced, a comparison
+# flipped, a `!` deleted) must make a test fail. `.cargo/mutants.toml` says what is
+# mutated, which tests judge a mutant and the timeouts; results: docs/reliability.md §5.
+#
+#   scripts/mutants.sh FILE...        the mutants in these files (src/frame/header.rs ...)
+#   scripts/mutants.sh --all          every core file: the long campaign (many hours on
+#                                     2 cores; shard it with MUTANTS_SHARD=k/n)
+#   scripts/mutants.sh --changed [N]  the CI step: the mutants on the core lines the last
+#                                     change touched (against the merge base with
+#                                     origin/main, or HEAD~1 on main itself), at most N
+#                                     of them (default 8; more are sampled by --shard,
+#                                     the shard picked by the commit)
+#
+# Exits non-zero if a mutant was missed (no test failed) or timed out. Output:
+# ${MUTANTS_OUT:-target/mutants-out}/mutants.out/ (caught.txt, missed.txt, ...).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+out=${MUTANTS_OUT:-target/mutants-out}
+vectors=${MEMBRANE_VECTORS:-$(pwd)/../shared/vectors}
+export MEMBRANE_VECTORS=$vectors
+if ! command -v cargo-mutants >/dev/null; then
+    echo "cargo-mutants is not installed: cargo install cargo-mutants --locked --version 27.1.0" >&2
+    exit 1
+fi
+mkdir -p "$out"
+
+case "${1:-}" in
+--all)
+    exec cargo mutants -j "${JOBS:-1}" -o "$out" ${MUTANTS_SHARD:+--shard "$MUTANTS_SHARD"}
+    ;;
+--changed)
+    most=${2:-8}
+    base=$(git merge-base HEAD origin/main 2>/dev/null || true)
+    if [ -z "$base" ] || [ "$base" = "$(git rev-parse HEAD)" ]; then
+        base=$(git rev-parse --verify --quiet HEAD~1) || {
+            echo "!!! NOT RUN: no commit before HEAD in this checkout (a shallow clone?): no change to mutate"
+            exit 0
+        }
+    fi
+    diff="$out/change.diff"
+    git diff "$base" HEAD -- src >"$diff"
+    count=$(cargo mutants --in-diff "$diff" --list 2>/dev/null | wc -l)
+    echo "mutants: $count on the core lines changed since $(git rev-parse --short "$base")"
+    if [ "$count" -eq 0 ]; then
+        exit 0
+    fi
+    shard=()
+    if [ "$count" -gt "$most" ]; then
+        shards=$(((count + most - 1) / most))
+        pick=$((0x$(git rev-parse --short=7 HEAD) % shards))
+        shard=(--shard "$pick/$shards")
+        echo "mutants: testing shard $pick/$shards (about $most of them)"
+    fi
+    # The tests passed on the unmutated tree in an earlier step; the tree is a
+    # throwaway checkout, so it is mutated in place and reuses the mutants-profile build.
+    exec cargo mutants --in-diff "$diff" --baseline skip --timeout 240 --in-place -o "$out" "${shard[@]}"
+    ;;
+""|-h|--help)
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+*)
+    args=()
+    for file in "$@"; do args+=(--file "$file"); done
+    exec cargo mutants -j "${JOBS:-1}" -o "$out" "${args[@]}"
+    ;;
+esac
