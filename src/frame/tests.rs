@@ -254,3 +254,13 @@ fn head_fields_place_the_payload_and_the_trailer() {
     // Not knowable from the first ten bytes.
     assert_eq!(HeadFields::decode(&bytes[..10]).payload_start(), None);
 }
+
+#[test]
+fn level_numbers_are_the_c_abi_numbers_cheapest_first() {
+    for (number, level) in (0u32..).zip(VerifyLevel::ALL) {
+        assert_eq!(VerifyLevel::from_number(number), Some(level));
+        assert_eq!(VerifyLevel::from_name(level.name()), Some(level));
+    }
+    assert_eq!(VerifyLevel::from_number(4), None);
+    assert_eq!(VerifyLevel::from_number(u32::MAX), None);
+}
