@@ -241,6 +241,28 @@ mod tests {
     }
 
     #[test]
+    fn a_clock_resumes_after_its_last_value_and_an_error_leaves_it_unchanged() {
+        let last = Hlc::from_raw((500 << 16) | 7);
+        assert_eq!((last.physical_ms(), last.logical()), (500, 7));
+        let mut clock = HlcClock::resume(last);
+        assert_eq!(clock.last(), last);
+        assert_eq!(clock.tick(100).unwrap().unpack(), (500, 8));
+        assert_eq!(clock.observe(Hlc::pack(600, 1).unwrap(), 0).unwrap().unpack(), (600, 2));
+        assert!(clock.tick(MAX_PHYSICAL_MS + 1).is_err());
+        assert!(clock.observe(Hlc::ZERO, MAX_PHYSICAL_MS + 1).is_err());
+        assert_eq!(clock.last().unpack(), (600, 2));
+        assert_eq!(HlcClock::new().last(), Hlc::ZERO);
+    }
+
+    #[test]
+    fn an_hlc_displays_as_its_packed_integer_and_debugs_as_its_parts() {
+        let hlc = Hlc::pack(500, 7).unwrap();
+        assert_eq!(std::format!("{hlc}"), ((500u64 << 16) | 7).to_string());
+        assert_eq!(std::format!("{hlc:?}"), "Hlc(500ms+7)");
+        assert_eq!(u64::from(hlc), hlc.raw());
+    }
+
+    #[test]
     fn results_are_strictly_increasing() {
         let mut state: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = || {

@@ -264,3 +264,30 @@ fn level_numbers_are_the_c_abi_numbers_cheapest_first() {
     assert_eq!(VerifyLevel::from_number(4), None);
     assert_eq!(VerifyLevel::from_number(u32::MAX), None);
 }
+
+#[test]
+fn a_stream_counts_what_it_received_and_knows_when_the_head_is_in() {
+    let bytes = frame();
+    let mut identity = [0u8; 1024];
+    let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
+    assert_eq!((verifier.received(), verifier.head_complete()), (0, false));
+    verifier.feed(&bytes[..10]).unwrap();
+    assert_eq!((verifier.received(), verifier.head_complete()), (10, false));
+    let head = bytes.len() - 5 - 8;
+    verifier.feed(&bytes[10..head]).unwrap();
+    assert_eq!((verifier.received(), verifier.head_complete()), (head as u64, true));
+    verifier.feed(&bytes[head..]).unwrap();
+    assert_eq!(verifier.received(), bytes.len() as u64);
+}
+
+#[test]
+fn the_encoder_takes_an_identity_at_the_limit_and_not_one_byte_over() {
+    let bytes = frame();
+    let parsed = Frame::parse(&bytes).unwrap();
+    let identity = parsed.identity().unwrap();
+    let len = identity.canonical_len() as u32;
+    let encoder = FrameEncoder::with_identity_limit(identity, 5, len).unwrap();
+    assert_eq!((encoder.identity_len(), encoder.head_len()), (len, 22 + len as usize));
+    let over = FrameEncoder::with_identity_limit(identity, 5, len - 1).unwrap_err();
+    assert_eq!(over.code(), ErrorCode::IdentityTooLarge);
+}
