@@ -320,6 +320,58 @@ mod tests {
     }
 
     #[test]
+    fn every_code_has_its_own_one_line_description() {
+        for (i, &code) in ErrorCode::ALL.iter().enumerate() {
+            let text = code.description();
+            assert!(!text.is_empty() && !text.ends_with('.') && !text.contains('\n'), "{code}: {text:?}");
+            assert!(text.starts_with(|c: char| !c.is_ascii_uppercase()), "{code}: lower case: {text:?}");
+            for &other in &ErrorCode::ALL[i + 1..] {
+                assert_ne!(text, other.description(), "{code} and {other}");
+            }
+        }
+        assert_eq!(
+            ErrorCode::TrailerMismatch.description(),
+            "the trailer is not the first 8 bytes of SHA-256(payload)"
+        );
+    }
+
+    #[test]
+    fn class_names_are_the_machine_readable_words() {
+        let names = [ErrorClass::Schema, ErrorClass::Corrupt, ErrorClass::Usage, ErrorClass::Io].map(ErrorClass::name);
+        assert_eq!(names, ["schema", "corrupt", "usage", "io"]);
+    }
+
+    #[test]
+    fn usage_errors_name_their_argument_and_display_every_part() {
+        let cases = [
+            (Error::null_pointer("out"), ErrorCode::NullPointer),
+            (Error::invalid_argument("out", "why"), ErrorCode::InvalidArgument),
+            (Error::invalid_state("out", "why"), ErrorCode::InvalidState),
+            (Error::io("out", "why"), ErrorCode::Io),
+        ];
+        for (err, code) in cases {
+            assert_eq!(
+                (err.code(), err.class(), err.field(), err.offset(), err.needed()),
+                (code, code.class(), Some("out"), None, None)
+            );
+        }
+        assert_eq!(Error::invalid_argument("n", "too big").reason(), "too big");
+        let small = Error::buffer_too_small(42);
+        assert_eq!((small.code(), small.needed(), small.field()), (ErrorCode::BufferTooSmall, Some(42), None));
+        assert_eq!(std::format!("{small}"), "buffer_too_small: output buffer too small (needs 42 bytes)");
+        let err = Error::new(ErrorCode::IdentityField, "bad").at(7).in_field("dtype");
+        assert_eq!(std::format!("{err}"), "identity_field at byte 7 (dtype): bad");
+    }
+
+    #[test]
+    fn shifting_moves_a_known_offset_and_saturates() {
+        let err = Error::new(ErrorCode::IdentityJson, "x");
+        assert_eq!(err.shifted(14).offset(), None);
+        assert_eq!(err.at(3).shifted(14).offset(), Some(17));
+        assert_eq!(err.at(u64::MAX - 1).shifted(14).offset(), Some(u64::MAX));
+    }
+
+    #[test]
     fn usage_codes_start_at_100() {
         for &code in ErrorCode::ALL {
             let usage = matches!(code.class(), ErrorClass::Usage | ErrorClass::Io);
