@@ -291,3 +291,33 @@ fn the_encoder_takes_an_identity_at_the_limit_and_not_one_byte_over() {
     let over = FrameEncoder::with_identity_limit(identity, 5, len - 1).unwrap_err();
     assert_eq!(over.code(), ErrorCode::IdentityTooLarge);
 }
+
+#[test]
+fn an_identity_exactly_at_the_limit_is_read_and_one_byte_over_is_too_large() {
+    let bytes = frame();
+    let identity_len = Frame::parse(&bytes).unwrap().identity_json().len() as u32;
+    for level in VerifyLevel::ALL {
+        let at_limit = ReadOptions::new().level(level).identity_limit(identity_len);
+        assert!(Frame::parse_with(&bytes, &at_limit).is_ok(), "{level:?}");
+        let err = Frame::parse_with(&bytes, &at_limit.identity_limit(identity_len - 1)).unwrap_err();
+        assert_eq!(
+            (err.code(), err.offset(), err.field()),
+            (ErrorCode::IdentityTooLarge, Some(10), Some("identity_len"))
+        );
+    }
+}
+
+#[test]
+fn a_payload_hash_mismatch_points_at_the_payload_hash_string_in_the_frame() {
+    let bytes = frame();
+    let (parsed, _) = Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Identity)).unwrap();
+    let wrong = "0".repeat(64);
+    let identity = parsed.identity().unwrap().clone().with_payload_hash(&wrong).unwrap();
+    let mut out = std::vec![0u8; bytes.len() + 16];
+    let len = encode_frame(&identity, parsed.payload(), &mut out).unwrap();
+    let damaged = &out[..len];
+    let err = Frame::parse_with(damaged, &ReadOptions::new().level(VerifyLevel::Full)).unwrap_err();
+    assert_eq!((err.code(), err.field()), (ErrorCode::PayloadHashMismatch, Some("payload_hash")));
+    let at = err.offset().unwrap() as usize;
+    assert!(damaged[at..].starts_with(std::format!("\"{wrong}\"").as_bytes()), "offset {at}");
+}
