@@ -74,21 +74,19 @@ else
     say "no rustup: cannot add the bare-metal target or Miri"
 fi
 
-# ---- cargo-fuzz (pinned) ----
-if cargo fuzz --version >/dev/null 2>&1; then
-    say "cargo-fuzz present"
-else
-    say "installing cargo-fuzz 0.13.1"
-    cargo install --quiet cargo-fuzz --locked --version 0.13.1 ||
-        say "could not install cargo-fuzz (cargo install cargo-fuzz --locked --version 0.13.1)"
-fi
-
-# ---- cargo-mutants (pinned) ----
-if cargo mutants --version >/dev/null 2>&1; then
-    say "cargo-mutants present"
-else
-    say "installing cargo-mutants 27.1.0"
-    cargo install --quiet cargo-mutants --locked --version 27.1.0 ||
-        say "could not install cargo-mutants (cargo install cargo-mutants --locked --version 27.1.0)"
-fi
+# ---- cargo subcommands (pinned) ----
+# cargo_tool NAME VERSION: `cargo install NAME` at VERSION unless `cargo NAME` (without
+# the `cargo-` prefix) already runs.
+cargo_tool() {
+    local name=$1 version=$2
+    if cargo "${name#cargo-}" --version >/dev/null 2>&1; then
+        say "$name present"
+    else
+        say "installing $name $version"
+        cargo install --quiet "$name" --locked --version "$version" ||
+            say "could not install $name (cargo install $name --locked --version $version)"
+    fi
+}
+cargo_tool cargo-fuzz 0.13.1
+cargo_tool cargo-mutants 27.1.0
 exit 0
