@@ -4,16 +4,23 @@
 # mutated, which tests judge a mutant and the timeouts; results: docs/reliability.md §5.
 #
 #   scripts/mutants.sh FILE...        the mutants in these files (src/frame/header.rs ...)
-#   scripts/mutants.sh --all          every core file: the long campaign (many hours on
-#                                     2 cores; shard it with MUTANTS_SHARD=k/n)
+#   scripts/mutants.sh --all          every core file: the long campaign (hours on 2
+#                                     cores; shard it with MUTANTS_SHARD=k/n)
 #   scripts/mutants.sh --changed [N]  the CI step: the mutants on the core lines the last
 #                                     change touched (against the merge base with
 #                                     origin/main, or HEAD~1 on main itself), at most N
 #                                     of them (default 8; more are sampled by --shard,
 #                                     the shard picked by the commit)
 #
+# FILE... and --all run two passes: cargo-nextest judges every mutant (a hang is ended
+# by its per-test limit), then `cargo test` re-judges the ones it missed or timed out,
+# doc tests included. MUTANTS_RESUME=1 skips the mutants an earlier run in the same
+# output folder caught or found unviable (cargo mutants --iterate), so a long run can go
+# on where it stopped. --changed runs `cargo test` only (CI has no cargo-nextest).
+#
 # Exits non-zero if a mutant was missed (no test failed) or timed out. Output:
-# ${MUTANTS_OUT:-target/mutants-out}/mutants.out/ (caught.txt, missed.txt, ...).
+# ${MUTANTS_OUT:-target/mutants-out}/mutants.out/ (caught.txt, missed.txt, ...); the
+# nextest pass's own record is kept beside it as mutants.out.nextest/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,9 +33,35 @@ if ! command -v cargo-mutants >/dev/null; then
 fi
 mkdir -p "$out"
 
+# Both passes over the mutants named by "$@" (cargo-mutants file/shard arguments).
+two_passes() {
+    if ! command -v cargo-nextest >/dev/null; then
+        echo "cargo-nextest is not installed (cargo install cargo-nextest --locked)" >&2
+        exit 1
+    fi
+    resume=()
+    if [ "${MUTANTS_RESUME:-0}" = 1 ]; then resume=(--iterate); fi
+    cargo mutants -j "${JOBS:-1}" -o "$out" "${resume[@]}" "$@"
+    status=$?
+    case $status in
+    0) return 0 ;;
+    2|3) ;; # missed or timed out: re-judged below
+    *) return $status ;;
+    esac
+    rm -rf "$out/mutants.out.nextest"
+    cp -r "$out/mutants.out" "$out/mutants.out.nextest"
+    # Exactly those mutants, by name (regex metacharacters escaped as regex::escape does).
+    names=()
+    while IFS= read -r name; do
+        names+=(-F "^$(printf '%s' "$name" | sed 's/[][\\.+*?(){}|^$#&~-]/\\&/g')\$")
+    done < <(cat "$out/mutants.out/missed.txt" "$out/mutants.out/timeout.txt")
+    echo "mutants: re-judging the $((${#names[@]} / 2)) that nextest missed or timed out with cargo test (doc tests included)"
+    cargo mutants -j "${JOBS:-1}" -o "$out" --iterate --test-tool cargo "${names[@]}"
+}
+
 case "${1:-}" in
 --all)
-    exec cargo mutants -j "${JOBS:-1}" -o "$out" ${MUTANTS_SHARD:+--shard "$MUTANTS_SHARD"}
+    two_passes ${MUTANTS_SHARD:+--shard "$MUTANTS_SHARD"}
     ;;
 --changed)
     most=${2:-8}
@@ -55,15 +88,15 @@ case "${1:-}" in
     fi
     # The tests passed on the unmutated tree in an earlier step; the tree is a
     # throwaway checkout, so it is mutated in place and reuses the mutants-profile build.
-    exec cargo mutants --in-diff "$diff" --baseline skip --timeout 240 --in-place -o "$out" "${shard[@]}"
+    exec cargo mutants --in-diff "$diff" --test-tool cargo --baseline skip --timeout 150 --in-place -o "$out" "${shard[@]}"
     ;;
 ""|-h|--help)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 *)
     args=()
     for file in "$@"; do args+=(--file "$file"); done
-    exec cargo mutants -j "${JOBS:-1}" -o "$out" "${args[@]}"
+    two_passes "${args[@]}"
     ;;
 esac

@@ -58,15 +58,17 @@ impl Kernel {
         }
     }
 
-    /// Compress each lane's blocks into its state (the same number of blocks each).
-    fn compress(self, states: &mut [[u32; 8]; LANES], blocks: [&[[u8; 64]]; LANES]) {
+    /// Compress each lane's blocks into its state (the same number of blocks each), and
+    /// say which code ran (the portable code for `ShaNi` on a CPU without SHA-NI).
+    fn compress(self, states: &mut [[u32; 8]; LANES], blocks: [&[[u8; 64]]; LANES]) -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if self == Kernel::ShaNi && sha_ni::compress_if_available(states, blocks) {
-            return;
+            return Kernel::ShaNi;
         }
         for (state, blocks) in states.iter_mut().zip(blocks) {
             sha2::block_api::compress256(state, blocks);
         }
+        Kernel::Portable
     }
 }
 
@@ -302,6 +304,29 @@ mod tests {
         if !has {
             std::println!("NOTE: no SHA-NI on this CPU: only the portable kernel was tested");
         }
+    }
+
+    #[test]
+    fn each_kernel_runs_the_code_it_names() {
+        // Forcing `Portable` must run sha2's code (that is how the fallback is tested on a
+        // CPU with SHA-NI), and `ShaNi` the SHA-NI kernel where the CPU has it.
+        let blocks = [[0x61u8; 64], [0x62u8; 64]];
+        let mut expected = H0;
+        sha2::block_api::compress256(&mut expected, &blocks);
+        for kernel in [Kernel::Portable, Kernel::ShaNi] {
+            let mut states = [H0; LANES];
+            let ran = kernel.compress(&mut states, [&blocks; LANES]);
+            let runs = if kernel == Kernel::ShaNi { Kernel::detect() } else { Kernel::Portable };
+            assert_eq!(ran, runs, "{} asked for", kernel.name());
+            assert_eq!(states, [expected; LANES], "{}", kernel.name());
+        }
+    }
+
+    #[test]
+    fn the_kernel_names_are_the_documented_ones() {
+        // Benchmarks and bug reports print them.
+        assert_eq!(Kernel::ShaNi.name(), "sha-ni-x3");
+        assert_eq!(Kernel::Portable.name(), "portable");
     }
 
     #[test]

@@ -46,6 +46,9 @@ fn allocations_in(f: impl FnOnce()) -> usize {
 }
 
 fn main() {
+    if !common::run_custom_harness("parse_verify_fingerprint_and_write_allocate_nothing") {
+        return;
+    }
     // Inputs and output buffers are prepared before any counting starts.
     let cases = common::read_jsonl("frames.jsonl");
     let frames: Vec<(String, Vec<u8>)> = cases

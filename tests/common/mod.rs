@@ -46,3 +46,17 @@ pub fn read_vector_file(relative: &str) -> Vec<u8> {
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// For a test binary with its own `main` (`harness = false`): answers cargo-nextest's
+/// `--list` (one test named `test_name`, none ignored), so `cargo mutants` can run the
+/// binary through nextest too. False when the call only listed: `main` returns then.
+pub fn run_custom_harness(test_name: &str) -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|arg| arg == "--list") {
+        if !args.iter().any(|arg| arg == "--ignored") {
+            println!("{test_name}: test");
+        }
+        return false;
+    }
+    true
+}
