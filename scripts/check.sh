@@ -86,9 +86,9 @@ step "panic-free: read/verify paths link with a panic handler that does not exis
 step "panic-free: every C entry point of the no_std C library" bash scripts/ffi-panic-check.sh
 # The panic-free float conversion equals str::parse::<f64> bit for bit on 2 million
 # generated tokens, hard cases included (optimised: about half a minute). Built with the
-# cargo-mutants profile (release, incremental), which the mutants step below reuses.
+# bench profile, whose library the "benchmarks compile" step above has built.
 step "float conversion = str::parse::<f64> on 2 000 000 tokens (optimised)" \
-    env FLOAT_CASES=2000000 cargo test --profile mutants --quiet --test float_parse
+    env FLOAT_CASES=2000000 cargo test --profile bench --quiet --test float_parse
 
 # Miri over the core's unit tests, where the toolchain has it.
 if cargo +nightly miri --version >/dev/null 2>&1; then

@@ -82,7 +82,9 @@ pub const FIELD_NAMES: [&str; 11] = [
 /// ```
 /// use membrane_frame::Consistency;
 /// assert_eq!(Consistency::from_name("quorum"), Some(Consistency::Quorum));
+/// assert_eq!(Consistency::from_name("Quorum"), None); // names are case-sensitive
 /// assert_eq!(Consistency::default().name(), "strong");
+/// assert_eq!(Consistency::Eventual.to_string(), "eventual");
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Consistency {

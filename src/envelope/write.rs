@@ -249,6 +249,10 @@ mod tests {
     use crate::identity::{Dtype, IdentityValues, InclusiveRange};
 
     fn identity() -> PayloadIdentity<'static> {
+        values().build().unwrap()
+    }
+
+    fn values() -> IdentityValues<'static> {
         IdentityValues {
             payload_hash: "x",
             model_id: "m\u{e8}",
@@ -261,8 +265,6 @@ mod tests {
             dtype: Dtype::Int8,
             shape: &[1, 2],
         }
-        .build()
-        .unwrap()
     }
 
     #[test]
@@ -306,5 +308,63 @@ mod tests {
         assert_eq!(parsed, message);
         let mut small = [0u8; 16];
         assert_eq!(message.write_into(&mut small).unwrap_err().needed(), Some(len as u64));
+    }
+
+    #[test]
+    fn messages_are_equal_exactly_when_every_field_is() {
+        let builder = |tenant: &'static str, identity: PayloadIdentity<'static>| {
+            FragmentMessage::builder(tenant, identity)
+                .payload_ref(Some("ref"))
+                .payload_size(5)
+                .ttl(2.0)
+                .reuse_score(0.5)
+                .version_id(3)
+                .consistency(Consistency::Quorum)
+                .hlc(Hlc(9))
+        };
+        let message = builder("tenant", identity()).build().unwrap();
+        // A parsed message equals the built one it was written from, and keeps its text.
+        let mut out = [0u8; 1024];
+        let len = message.write_into(&mut out).unwrap();
+        let parsed = FragmentMessage::parse(&out[..len]).unwrap();
+        assert_eq!(parsed, message);
+        assert_eq!(parsed.source(), Some(&out[..len]));
+        assert_eq!(message.source(), None);
+        // Strings compare decoded: an escaped spelling of the same tenant is equal.
+        let text = core::str::from_utf8(&out[..len]).unwrap().replace("\"tenant\"", "\"\\u0074enant\"");
+        assert_eq!(FragmentMessage::parse(text.as_bytes()).unwrap(), message);
+        // A change to any one field makes the messages differ.
+        let with = |edit: fn(&mut IdentityValues<'static>)| {
+            let mut values = values();
+            edit(&mut values);
+            builder("tenant", values.build().unwrap())
+        };
+        let changed = [
+            ("tenant_id", builder("tenant2", identity())),
+            ("payload_hash", with(|v| v.payload_hash = "y")),
+            ("model_id", with(|v| v.model_id = "m")),
+            ("model_revision", with(|v| v.model_revision = "r")),
+            ("tokenizer_name", with(|v| v.tokenizer_name = "u")),
+            ("tokenizer_revision", with(|v| v.tokenizer_revision = "r")),
+            ("layer_range", with(|v| v.layer_range = InclusiveRange::new(0, 2))),
+            ("head_range", with(|v| v.head_range = InclusiveRange::new(0, 2))),
+            ("token_span", with(|v| v.token_span = InclusiveRange::new(1, 7))),
+            ("dtype", with(|v| v.dtype = Dtype::Float16)),
+            ("shape", with(|v| v.shape = &[2, 1])),
+            ("payload_ref", builder("tenant", identity()).payload_ref(None)),
+            ("payload_ref", builder("tenant", identity()).payload_ref(Some("other"))),
+            ("payload_size", builder("tenant", identity()).payload_size(6)),
+            ("ttl", builder("tenant", identity()).ttl(2.5)),
+            ("reuse_score", builder("tenant", identity()).reuse_score(0.25)),
+            ("version_id", builder("tenant", identity()).version_id(4)),
+            ("consistency", builder("tenant", identity()).consistency(Consistency::Strong)),
+            ("hlc", builder("tenant", identity()).hlc(Hlc(10))),
+            ("fingerprint_compat", builder("tenant", identity()).derive_fingerprint_compat()),
+        ];
+        for (field, other) in changed {
+            let other = other.build().unwrap();
+            assert_ne!(other, message, "{field} differs");
+            assert_ne!(message, other, "{field} differs");
+        }
     }
 }

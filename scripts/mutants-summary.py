@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""The table of docs/reliability.md §5 from cargo-mutants output folders.
+
+    scripts/mutants-summary.py DIR...
+
+Each DIR is a `mutants.out` folder (or one holding it) of `scripts/mutants.sh`; a
+mutant judged in several is counted with its last verdict (so give the nextest pass
+first and the `cargo test` re-judging after it, and earlier sessions before later
+ones). "hung" counts the caught mutants whose failing test was ended by its nextest
+time limit (.config/nextest.toml): a loop the mutant made endless.
+"""
+
+import collections
+import json
+import pathlib
+import sys
+
+VERDICTS = {"CaughtMutant": "caught", "MissedMutant": "missed", "Unviable": "unviable", "Timeout": "timeout"}
+COLUMNS = ["mutants", "caught", "hung", "missed", "unviable", "timeout"]
+
+
+def outcomes(folder):
+    """(name, file, verdict, hung) of every mutant judged in one output folder."""
+    folder = pathlib.Path(folder)
+    if (folder / "mutants.out").is_dir():
+        folder = folder / "mutants.out"
+    for outcome in json.loads((folder / "outcomes.json").read_text())["outcomes"]:
+        scenario = outcome["scenario"]
+        if not isinstance(scenario, dict) or outcome["summary"] not in VERDICTS:
+            continue  # the baseline, or a mutant whose run was cut short
+        verdict = VERDICTS[outcome["summary"]]
+        hung = False
+        if verdict == "caught" and outcome.get("log_path"):
+            log = folder / outcome["log_path"]
+            hung = log.is_file() and "TIMEOUT [" in log.read_text(errors="replace")
+        mutant = scenario["Mutant"]
+        yield mutant["name"], mutant["file"], verdict, hung
+
+
+def main(folders):
+    if not folders:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    last = {}
+    for folder in folders:
+        for name, file, verdict, hung in outcomes(folder):
+            last[name] = (file, verdict, hung)
+    table = collections.defaultdict(collections.Counter)
+    for file, verdict, hung in last.values():
+        for row in (file, "**all**"):
+            table[row]["mutants"] += 1
+            table[row][verdict] += 1
+            table[row]["hung"] += hung
+    print("| file | " + " | ".join(COLUMNS) + " |")
+    print("|---" * (len(COLUMNS) + 1) + "|")
+    for file in sorted(table, key=lambda f: (f == "**all**", f)):
+        label = file if file == "**all**" else f"`{file}`"
+        print(f"| {label} | " + " | ".join(str(table[file][c]) for c in COLUMNS) + " |")
+    missed = sorted(name for name, (_, verdict, _) in last.items() if verdict in ("missed", "timeout"))
+    for name in missed:
+        print(f"missed or timed out: {name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
