@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """The table of docs/reliability.md §5 from cargo-mutants output folders.
 
-    scripts/mutants-summary.py DIR...
+    scripts/mutants-summary.py [--list FILE] DIR...
 
 Each DIR is a `mutants.out` folder (or one holding it) of `scripts/mutants.sh`; a
 mutant judged in several is counted with its last verdict (so give the nextest pass
 first and the `cargo test` re-judging after it, and earlier sessions before later
 ones). "hung" counts the caught mutants whose failing test was ended by its nextest
 time limit (.config/nextest.toml): a loop the mutant made endless.
+
+--list FILE (the output of `cargo mutants --list` on the tree the table is for) counts
+only the mutants of that tree, so verdicts on lines that have moved since are dropped,
+and its mutants no run has judged yet are counted as "untested".
 """
 
 import collections
@@ -16,7 +20,7 @@ import pathlib
 import sys
 
 VERDICTS = {"CaughtMutant": "caught", "MissedMutant": "missed", "Unviable": "unviable", "Timeout": "timeout"}
-COLUMNS = ["mutants", "caught", "hung", "missed", "unviable", "timeout"]
+COLUMNS = ["mutants", "caught", "hung", "missed", "unviable", "timeout", "untested"]
 
 
 def outcomes(folder):
@@ -24,6 +28,9 @@ def outcomes(folder):
     folder = pathlib.Path(folder)
     if (folder / "mutants.out").is_dir():
         folder = folder / "mutants.out"
+    if not (folder / "outcomes.json").is_file():
+        print(f"note: {folder} has no outcomes.json yet (its run has judged nothing)", file=sys.stderr)
+        return
     for outcome in json.loads((folder / "outcomes.json").read_text())["outcomes"]:
         scenario = outcome["scenario"]
         if not isinstance(scenario, dict) or outcome["summary"] not in VERDICTS:
@@ -37,14 +44,20 @@ def outcomes(folder):
         yield mutant["name"], mutant["file"], verdict, hung
 
 
-def main(folders):
-    if not folders:
+def main(args):
+    current = None
+    if args[:1] == ["--list"] and len(args) > 1:
+        current = [line for line in pathlib.Path(args[1]).read_text().splitlines() if line]
+        args = args[2:]
+    if not args:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     last = {}
-    for folder in folders:
+    for folder in args:
         for name, file, verdict, hung in outcomes(folder):
             last[name] = (file, verdict, hung)
+    if current is not None:
+        last = {name: last.get(name, (name.split(":")[0], "untested", False)) for name in current}
     table = collections.defaultdict(collections.Counter)
     for file, verdict, hung in last.values():
         for row in (file, "**all**"):

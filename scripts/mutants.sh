@@ -16,7 +16,9 @@
 # by its per-test limit), then `cargo test` re-judges the ones it missed or timed out,
 # doc tests included. MUTANTS_RESUME=1 skips the mutants an earlier run in the same
 # output folder caught or found unviable (cargo mutants --iterate), so a long run can go
-# on where it stopped. --changed runs `cargo test` only (CI has no cargo-nextest).
+# on where it stopped (each earlier run is kept in history/ of the output folder;
+# scripts/mutants-summary.py makes the table of docs/reliability.md from them).
+# --changed runs `cargo test` only (CI has no cargo-nextest).
 #
 # Exits non-zero if a mutant was missed (no test failed) or timed out. Output:
 # ${MUTANTS_OUT:-target/mutants-out}/mutants.out/ (caught.txt, missed.txt, ...); the
@@ -40,7 +42,14 @@ two_passes() {
         exit 1
     fi
     resume=()
-    if [ "${MUTANTS_RESUME:-0}" = 1 ]; then resume=(--iterate); fi
+    if [ "${MUTANTS_RESUME:-0}" = 1 ]; then
+        resume=(--iterate)
+        # cargo-mutants keeps one earlier output (mutants.out.old): keep every run here.
+        if [ -d "$out/mutants.out" ]; then
+            mkdir -p "$out/history"
+            cp -r "$out/mutants.out" "$out/history/$(date -u +%Y%m%dT%H%M%S)"
+        fi
+    fi
     cargo mutants -j "${JOBS:-1}" -o "$out" "${resume[@]}" "$@"
     status=$?
     case $status in
@@ -91,7 +100,7 @@ case "${1:-}" in
     exec cargo mutants --in-diff "$diff" --test-tool cargo --baseline skip --timeout 150 --in-place -o "$out" "${shard[@]}"
     ;;
 ""|-h|--help)
-    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 *)

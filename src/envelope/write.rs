@@ -311,6 +311,19 @@ mod tests {
     }
 
     #[test]
+    fn consistency_names_are_exact_and_are_what_display_writes() {
+        let names = Consistency::ALL.map(Consistency::name);
+        assert_eq!(names, ["strong", "quorum", "eventual"]);
+        for consistency in Consistency::ALL {
+            assert_eq!(Consistency::from_name(consistency.name()), Some(consistency));
+            assert_eq!(std::format!("{consistency}"), consistency.name());
+        }
+        for other in ["Quorum", "", "quorum ", "strongly"] {
+            assert_eq!(Consistency::from_name(other), None, "{other:?}");
+        }
+    }
+
+    #[test]
     fn messages_are_equal_exactly_when_every_field_is() {
         let builder = |tenant: &'static str, identity: PayloadIdentity<'static>| {
             FragmentMessage::builder(tenant, identity)
