@@ -96,7 +96,8 @@ case "${1:-}" in
         echo "mutants: testing shard $pick/$shards (about $most of them)"
     fi
     # The tests passed on the unmutated tree in an earlier step; the tree is a
-    # throwaway checkout, so it is mutated in place and reuses the mutants-profile build.
+    # throwaway checkout, so it is mutated in place (one mutants-profile build, ~100 s,
+    # then about 4 s a mutant).
     exec cargo mutants --in-diff "$diff" --test-tool cargo --baseline skip --timeout 150 --in-place -o "$out" "${shard[@]}"
     ;;
 ""|-h|--help)
