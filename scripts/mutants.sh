@@ -22,7 +22,7 @@
 #
 # Exits non-zero if a mutant was missed (no test failed) or timed out. Output:
 # ${MUTANTS_OUT:-target/mutants-out}/mutants.out/ (caught.txt, missed.txt, ...); the
-# nextest pass's own record is kept beside it as mutants.out.nextest/.
+# nextest pass's own record, when a re-judging pass follows, in history/ beside it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,8 +57,9 @@ two_passes() {
     2|3) ;; # missed or timed out: re-judged below
     *) return $status ;;
     esac
-    rm -rf "$out/mutants.out.nextest"
-    cp -r "$out/mutants.out" "$out/mutants.out.nextest"
+    # The re-judging pass replaces mutants.out: keep the nextest pass's record.
+    mkdir -p "$out/history"
+    cp -r "$out/mutants.out" "$out/history/$(date -u +%Y%m%dT%H%M%S)-nextest"
     # Exactly those mutants, by name (regex metacharacters escaped as regex::escape does).
     names=()
     while IFS= read -r name; do
