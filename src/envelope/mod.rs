@@ -269,13 +269,12 @@ pub(crate) mod rules {
             return Err("tenant_id is empty");
         }
         if let Some(plain) = value.as_str() {
-            // The forbidden characters are ASCII, so bytes say it; code points are the
-            // bytes that do not continue a UTF-8 sequence.
+            // The forbidden characters are ASCII, so bytes say it.
             if plain.bytes().any(|b| matches!(b, b' ' | b':' | b'/' | b'\\' | b'"' | b'\n' | b'\t' | b'\r')) {
                 return Err(FORBIDDEN);
             }
-            if plain.len() > MAX_TENANT_CHARS && plain.bytes().filter(|&b| b & 0xC0 != 0x80).count() > MAX_TENANT_CHARS
-            {
+            // Code points are the bytes that do not continue a UTF-8 sequence.
+            if plain.bytes().filter(|&b| b & 0xC0 != 0x80).count() > MAX_TENANT_CHARS {
                 return Err("tenant_id is longer than 128 characters");
             }
             return Ok(());

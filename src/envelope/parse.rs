@@ -750,6 +750,30 @@ mod tests {
         let err = read(text.as_bytes(), Limits::default(), Schemas::LegacyOrV5).unwrap_err();
         assert_eq!(err.code(), ErrorCode::EnvelopeVersion);
     }
+
+    #[test]
+    fn tenant_id_is_at_most_128_code_points_however_it_is_spelled() {
+        use crate::envelope::MAX_TENANT_CHARS;
+        let spellings = |count: usize| {
+            [
+                "a".repeat(count),                                       // a byte a code point
+                "\u{e9}".repeat(count),                                  // two bytes a code point
+                std::format!("\\u00e9{}", "a".repeat(count - 1)),        // escaped: the general path
+                "\\u00e9".repeat(count),                                 // every code point escaped
+                std::format!("\\ud83d\\ude00{}", "b".repeat(count - 1)), // a surrogate pair is one
+            ]
+        };
+        for tenant in spellings(MAX_TENANT_CHARS) {
+            let text = envelope(&[("tenant_id", Some(&std::format!("\"{tenant}\"")))]);
+            assert_eq!(verdict(&text), Ok(()), "{tenant}");
+        }
+        for tenant in spellings(MAX_TENANT_CHARS + 1) {
+            let text = envelope(&[("tenant_id", Some(&std::format!("\"{tenant}\"")))]);
+            let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+            assert_eq!((err.code(), err.field()), (ErrorCode::EnvelopeField, Some("tenant_id")), "{tenant}");
+            assert_eq!(err.reason(), "tenant_id is longer than 128 characters");
+        }
+    }
 }
 
 #[cfg(test)]
