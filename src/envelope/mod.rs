@@ -269,12 +269,13 @@ pub(crate) mod rules {
             return Err("tenant_id is empty");
         }
         if let Some(plain) = value.as_str() {
-            // The forbidden characters are ASCII, so bytes say it.
+            // The forbidden characters are ASCII, so bytes say it; code points are the bytes
+            // that do not continue a UTF-8 sequence, counted past 128 bytes only.
             if plain.bytes().any(|b| matches!(b, b' ' | b':' | b'/' | b'\\' | b'"' | b'\n' | b'\t' | b'\r')) {
                 return Err(FORBIDDEN);
             }
-            // Code points are the bytes that do not continue a UTF-8 sequence.
-            if plain.bytes().filter(|&b| b & 0xC0 != 0x80).count() > MAX_TENANT_CHARS {
+            if MAX_TENANT_CHARS < plain.len() && plain.bytes().filter(|&b| b & 0xC0 != 0x80).count() > MAX_TENANT_CHARS
+            {
                 return Err("tenant_id is longer than 128 characters");
             }
             return Ok(());

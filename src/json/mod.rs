@@ -17,6 +17,7 @@ mod pow5_table;
 mod reader;
 pub(crate) mod spelled;
 mod string;
+mod whitespace;
 
 pub use error::{JsonError, JsonErrorKind};
 pub use escape::write_escaped;

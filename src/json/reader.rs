@@ -3,6 +3,7 @@
 use super::error::{JsonError, JsonErrorKind};
 use super::number::{scan_number, JsonNumber};
 use super::string::{scan_string, JsonStr};
+use super::whitespace::whitespace_end;
 
 /// The deepest nesting any reader supports; [`Limits::max_depth`] is capped to it.
 pub const MAX_DEPTH: u32 = 1024;
@@ -256,8 +257,8 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         let text = self.text;
         let bytes = text.as_bytes();
         let ws = |pos: &mut usize| {
-            while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(*pos) {
-                *pos += 1;
+            if let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(*pos) {
+                *pos = whitespace_end(bytes, *pos + 1);
             }
         };
         // A string whose opening quote is at `pos`: the value and the index after it.
@@ -321,8 +322,11 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
 
     #[inline(always)]
     fn skip_whitespace(&mut self) {
-        let rest = self.text.as_bytes().get(self.pos..).unwrap_or(&[]);
-        self.pos += rest.iter().position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(rest.len());
+        // Compact text has no whitespace: only the first byte is tested in line.
+        let bytes = self.text.as_bytes();
+        if let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
+            self.pos = whitespace_end(bytes, self.pos + 1);
+        }
     }
 
     #[inline(always)]

@@ -8,6 +8,7 @@
 
 use super::number::{scan_number, JsonNumber};
 use super::string::JsonStr;
+use super::whitespace::whitespace_end;
 
 /// The cursor. Its steps are `#[inline(always)]`: the position stays in a register and
 /// the literals, constants, are compared in place.
@@ -215,15 +216,6 @@ impl<'a> Spelled<'a> {
         self.pos = end;
         Some(number)
     }
-}
-
-/// The index of the first byte at or after `pos` that is not JSON whitespace.
-#[inline(never)]
-fn whitespace_end(bytes: &[u8], mut pos: usize) -> usize {
-    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(pos) {
-        pos += 1;
-    }
-    pos
 }
 
 /// For [`Spelled::known_key`]: bit `i` of entry `b` is set when `names[i]` starts with
