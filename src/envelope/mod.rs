@@ -338,7 +338,7 @@ pub(crate) mod rules {
                 let (Some(&high), Some(&low)) = (pair.first(), pair.get(1)) else {
                     return Err(REASON);
                 };
-                *byte = nibble(high)? << 4 | nibble(low)?;
+                *byte = (nibble(high)? << 4) + nibble(low)?;
             }
             return Ok(Some(Sha256Digest(bytes)));
         }

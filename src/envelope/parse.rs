@@ -752,6 +752,37 @@ mod tests {
     }
 
     #[test]
+    fn fingerprint_compat_is_the_digest_its_hex_spells_however_it_is_escaped() {
+        // Every hex digit in every nibble position, high and low.
+        let hex = "0123456789abcdeffedcba98765432100f1e2d3c4b5a69788796a5b4c3d2e1f0";
+        let expected: std::vec::Vec<u8> =
+            (0..32).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+        let escaped_all: std::string::String = hex.chars().map(|c| std::format!("\\u{:04x}", c as u32)).collect();
+        // Plain, every digit escaped, and the first and the last (both `0`) escaped.
+        for spelled in
+            [hex.to_string(), escaped_all, std::format!("\\u0030{}", &hex[1..]), std::format!("{}\\u0030", &hex[..63])]
+        {
+            let text = envelope(&[("fingerprint_compat", Some(&std::format!("\"{spelled}\"")))]);
+            let message = FragmentMessage::parse(text.as_bytes()).unwrap();
+            let digest = message.fingerprint_compat().unwrap();
+            assert_eq!(&digest.0[..], &expected[..], "{spelled}");
+        }
+        // With escapes as without: 63 or 65 digits, an upper-case or a non-hex digit is refused.
+        for spelled in [
+            std::format!("\\u0030{}", &hex[2..]),
+            std::format!("\\u0030{hex}"),
+            std::format!("\\u0041{}", &hex[1..]),
+            std::format!("\\u0067{}", &hex[1..]),
+            std::format!("{}\\u002f", &hex[..63]),
+            std::format!("{}\\u003a", &hex[..63]),
+            std::format!("{}\\u0060", &hex[..63]),
+        ] {
+            let text = envelope(&[("fingerprint_compat", Some(&std::format!("\"{spelled}\"")))]);
+            assert_eq!(verdict(&text), Err((ErrorCode::EnvelopeField, Some("fingerprint_compat"))), "{spelled}");
+        }
+    }
+
+    #[test]
     fn tenant_id_is_at_most_128_code_points_however_it_is_spelled() {
         use crate::envelope::MAX_TENANT_CHARS;
         let spellings = |count: usize| {
