@@ -114,3 +114,22 @@ fn canonical_spelling_is_recognised_at_parse_time_only_when_exact() {
     let identity = PayloadIdentity::parse(escaped.as_bytes()).unwrap();
     assert!(!identity.source_is_canonical && identity.is_canonical());
 }
+
+#[test]
+fn is_ordered_non_negative_is_what_layer_range_and_token_span_accept() {
+    let bounds = [i64::MIN, -2, -1, 0, 1, 2, 31, i64::MAX];
+    let mut accepted = 0;
+    for start in bounds {
+        for end in bounds {
+            let range = InclusiveRange::new(start, end);
+            let expected = 0 <= start && start <= end;
+            assert_eq!(range.is_ordered_non_negative(), expected, "[{start}, {end}]");
+            assert_eq!(rules::check_range("token_span", range).is_ok(), expected, "[{start}, {end}]");
+            accepted += usize::from(expected);
+        }
+    }
+    // A one-element range is ordered; the all-heads marker is not a layer range.
+    assert!(InclusiveRange::new(0, 0).is_ordered_non_negative());
+    assert!(!InclusiveRange::ALL_HEADS.is_ordered_non_negative());
+    assert_eq!(accepted, 15);
+}
