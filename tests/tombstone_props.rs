@@ -312,3 +312,25 @@ fn node_ids_beyond_the_node_list_are_table_full() {
     table.record_nodes("h", 1.0, &refs[..128]).unwrap();
     assert_eq!(table.get("h").unwrap().nodes().count(), 128);
 }
+
+#[test]
+fn applied_ops_record_their_decoded_hash_deadline_and_node() {
+    use membrane_frame::tombstone::{OpDelete, OpTombstone, DEFAULT_TOMBSTONE_TTL};
+    let (mut slots, mut nodes) = storage();
+    let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+    let op =
+        OpTombstone::parse(br#"{"node_id": "n\u0031", "until": 1735600060.5, "content_hash": "h\u00e9"}"#).unwrap();
+    table.apply_op_tombstone(&op).unwrap();
+    let entry = table.get("h\u{e9}").unwrap();
+    assert_eq!(entry.until(), 1735600060.5);
+    assert_eq!(entry.nodes().collect::<Vec<_>>(), ["n1"]);
+    // op_delete: its own deadline, or `now + 60 s` when it is null.
+    let op = OpDelete::parse(br#"{"content_hash": "d1", "node_id": "n2", "tombstone_until": 7.25}"#).unwrap();
+    assert_eq!(table.apply_op_delete(&op, 100.0).unwrap(), 7.25);
+    assert_eq!(table.get("d1").unwrap().until(), 7.25);
+    let op = OpDelete::parse(br#"{"content_hash": "d2", "node_id": "n2", "tombstone_until": null}"#).unwrap();
+    assert_eq!(table.apply_op_delete(&op, 100.0).unwrap(), 100.0 + DEFAULT_TOMBSTONE_TTL);
+    assert_eq!(table.get("d2").unwrap().until(), 160.0);
+    assert_eq!(table.get("d2").unwrap().nodes().collect::<Vec<_>>(), ["n2"]);
+    assert_eq!(table.len(), 3);
+}

@@ -380,4 +380,21 @@ mod tests {
             assert_ne!(message, other, "{field} differs");
         }
     }
+
+    #[test]
+    fn fingerprint_compat_hex_is_the_digest_it_spells_or_an_envelope_field_error() {
+        let hex = "00112233445566778899aabbccddeeff0123456789abcdef0f1e2d3c4b5a6978";
+        let built = FragmentMessage::builder("a", identity()).fingerprint_compat_hex(hex).build().unwrap();
+        let digest = built.fingerprint_compat().unwrap();
+        assert_eq!(digest.0[..4], [0x00, 0x11, 0x22, 0x33]);
+        assert_eq!(digest.0[31], 0x78);
+        let by_value = FragmentMessage::builder("a", identity()).fingerprint_compat(Some(digest)).build().unwrap();
+        assert_eq!(built, by_value);
+        let empty = FragmentMessage::builder("a", identity()).fingerprint_compat_hex("").build().unwrap();
+        assert_eq!(empty.fingerprint_compat(), None);
+        for bad in [&hex[1..], &hex.to_uppercase(), "xyz"] {
+            let err = FragmentMessage::builder("a", identity()).fingerprint_compat_hex(bad).build().unwrap_err();
+            assert_eq!((err.code(), err.field()), (crate::ErrorCode::EnvelopeField, Some("fingerprint_compat")));
+        }
+    }
 }

@@ -157,3 +157,18 @@ fn reassembler_checks_the_sequence() {
     r.push(&Chunk { is_last: true, ..first }).unwrap();
     assert_eq!(err(r.finish().map(|_| ())).0, ErrorCode::TooShort);
 }
+
+#[test]
+fn compression_kind_names_the_three_numbers_of_spec_10_and_no_other() {
+    let kind = |compression| Envelope { compression, ..Envelope::default() }.compression_kind();
+    assert_eq!(kind(0), Some(Compression::None));
+    assert_eq!(kind(1), Some(Compression::Zstd));
+    assert_eq!(kind(2), Some(Compression::Lz4));
+    for other in [-1, 3, 4, i32::MIN, i32::MAX] {
+        assert_eq!(kind(other), None, "{other}");
+    }
+    // The discriminants are the wire numbers.
+    for known in [Compression::None, Compression::Zstd, Compression::Lz4] {
+        assert_eq!(kind(known as i32), Some(known));
+    }
+}
