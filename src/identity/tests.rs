@@ -133,3 +133,49 @@ fn is_ordered_non_negative_is_what_layer_range_and_token_span_accept() {
     assert!(!InclusiveRange::ALL_HEADS.is_ordered_non_negative());
     assert_eq!(accepted, 15);
 }
+
+#[test]
+fn identities_are_equal_exactly_when_every_field_and_the_source_are() {
+    let values = IdentityValues {
+        payload_hash: "x",
+        model_id: "m",
+        model_revision: "",
+        tokenizer_name: "t",
+        tokenizer_revision: "",
+        layer_range: InclusiveRange::new(0, 1),
+        head_range: InclusiveRange::ALL_HEADS,
+        token_span: InclusiveRange::new(0, 7),
+        dtype: Dtype::Int8,
+        shape: &[1],
+    };
+    let built = values.build().unwrap();
+    assert_eq!(built, values.build().unwrap());
+    // A change to any one field makes built identities differ.
+    let changed = [
+        ("payload_hash", IdentityValues { payload_hash: "y", ..values }),
+        ("model_id", IdentityValues { model_id: "n", ..values }),
+        ("model_revision", IdentityValues { model_revision: "r", ..values }),
+        ("tokenizer_name", IdentityValues { tokenizer_name: "u", ..values }),
+        ("tokenizer_revision", IdentityValues { tokenizer_revision: "r", ..values }),
+        ("layer_range", IdentityValues { layer_range: InclusiveRange::new(0, 2), ..values }),
+        ("head_range", IdentityValues { head_range: InclusiveRange::new(0, 2), ..values }),
+        ("token_span", IdentityValues { token_span: InclusiveRange::new(1, 7), ..values }),
+        ("dtype", IdentityValues { dtype: Dtype::Float16, ..values }),
+        ("shape", IdentityValues { shape: &[2], ..values }),
+    ];
+    for (field, other) in changed {
+        assert_ne!(built, other.build().unwrap(), "{field}");
+    }
+    // Parsed: the same text is equal; the same values in another text (here one more
+    // byte after the object, so every field and the hash's offset are the same) are not,
+    // and neither is the built identity, which has no text.
+    let mut text = [0u8; 256];
+    let len = built.write_canonical_into(&mut text).unwrap();
+    text[len] = b' ';
+    let parsed = PayloadIdentity::parse(&text[..len]).unwrap();
+    assert_eq!(parsed, PayloadIdentity::parse(&text[..len]).unwrap());
+    let spaced = PayloadIdentity::parse(&text[..len + 1]).unwrap();
+    assert_eq!(spaced.payload_hash_offset(), parsed.payload_hash_offset());
+    assert_ne!(parsed, spaced);
+    assert_ne!(parsed, built);
+}
