@@ -334,3 +334,14 @@ fn applied_ops_record_their_decoded_hash_deadline_and_node() {
     assert_eq!(table.get("d2").unwrap().nodes().collect::<Vec<_>>(), ["n2"]);
     assert_eq!(table.len(), 3);
 }
+
+#[test]
+fn tables_and_tombstones_debug_as_their_entries() {
+    let (mut slots, mut nodes) = storage();
+    let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+    assert_eq!(format!("{table:?}"), "[]");
+    table.record_nodes("h", 1.5, &["n1", "n2"]).unwrap();
+    let expected = r#"Tombstone { content_hash: "h", until: 1.5, nodes: ["n1", "n2"] }"#;
+    assert_eq!(format!("{:?}", table.get("h").unwrap()), expected);
+    assert_eq!(format!("{table:?}"), format!("[{expected}]"));
+}

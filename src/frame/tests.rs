@@ -321,3 +321,15 @@ fn a_payload_hash_mismatch_points_at_the_payload_hash_string_in_the_frame() {
     let at = err.offset().unwrap() as usize;
     assert!(damaged[at..].starts_with(std::format!("\"{wrong}\"").as_bytes()), "offset {at}");
 }
+
+#[test]
+fn write_errors_display_the_frame_error_or_the_sinks() {
+    let frame: WriteError<()> = WriteError::Frame(crate::Error::new(ErrorCode::LengthMismatch, "too many bytes"));
+    assert_eq!(
+        std::format!("{frame}"),
+        std::format!("{}", crate::Error::new(ErrorCode::LengthMismatch, "too many bytes"))
+    );
+    assert!(std::format!("{frame}").contains("too many bytes"));
+    let sink: WriteError<&str> = WriteError::Sink("disk full");
+    assert_eq!(std::format!("{sink}"), "sink failed: \"disk full\"");
+}

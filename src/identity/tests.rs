@@ -179,3 +179,12 @@ fn identities_are_equal_exactly_when_every_field_and_the_source_are() {
     assert_ne!(parsed, spaced);
     assert_ne!(parsed, built);
 }
+
+#[test]
+fn dtypes_display_as_their_spec_names() {
+    for dtype in Dtype::ALL.iter().copied() {
+        assert_eq!(std::format!("{dtype}"), dtype.name());
+        assert_eq!(Dtype::from_name(&std::format!("{dtype}")), Some(dtype));
+    }
+    assert_eq!(std::format!("{}", Dtype::Float16), "float16");
+}

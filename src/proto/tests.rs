@@ -172,3 +172,20 @@ fn compression_kind_names_the_three_numbers_of_spec_10_and_no_other() {
         assert_eq!(kind(known as i32), Some(known));
     }
 }
+
+#[test]
+fn shapes_are_equal_element_by_element_and_debug_as_a_list() {
+    // The decoded shape of the test above, [1, 2, -1, 300, 0], against values.
+    let mut bytes = vec![0x1A, 0x02, 0x01, 0x02, 0x18];
+    bytes.extend_from_slice(&[0xFF; 9]);
+    bytes.push(0x01);
+    bytes.extend_from_slice(&[0x1A, 0x02, 0xAC, 0x02, 0x18, 0x00]);
+    let decoded = TensorPayload::decode(&bytes).unwrap().shape;
+    assert_eq!(decoded, Shape::from_values(&[1, 2, -1, 300, 0]));
+    assert_ne!(decoded, Shape::from_values(&[1, 2, -1, 300, 1]), "same length, one element differs");
+    assert_ne!(decoded, Shape::from_values(&[1, 2, -1, 300]), "a prefix");
+    assert_ne!(Shape::from_values(&[1, 2]), Shape::from_values(&[1, 3]));
+    assert_eq!(Shape::from_values(&[]), Shape::default());
+    assert_eq!(std::format!("{decoded:?}"), "[1, 2, -1, 300, 0]");
+    assert_eq!(std::format!("{:?}", Shape::default()), "[]");
+}
