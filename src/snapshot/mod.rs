@@ -585,3 +585,6 @@ pub fn check_epoch(live_epoch: u64, persisted: Option<u64>) -> Result<(), Error>
             .in_field("cluster_epoch")),
     }
 }
+
+#[cfg(test)]
+mod tests;

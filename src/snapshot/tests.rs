@@ -1,0 +1,114 @@
+//! Unit tests of the snapshot's builder rules and of its views, built and parsed.
+
+use super::*;
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+const MEMBERS: [Member<'static>; 2] = [Member::new("n1", "10.0.0.1", 7000), Member::new("n2", "10.0.0.2", 7001)];
+const PRIMARY: [(&str, &str); 2] = [("h1", "n1"), ("h2", "n2")];
+const REPLICAS: [(&str, &[&str]); 2] = [("h1", &["n2", "n3"]), ("h2", &[])];
+
+fn built() -> Snapshot<'static> {
+    Snapshot::builder(4, 12.5)
+        .membership(&MEMBERS)
+        .primary_map(&PRIMARY)
+        .replica_map(&REPLICAS)
+        .server(9, 2)
+        .build()
+        .unwrap()
+}
+
+fn strings<'a>(items: impl Iterator<Item = JsonStr<'a>>) -> Vec<String> {
+    items.map(|item| item.to_string()).collect()
+}
+
+/// Every view of `snapshot` against the values `built()` was made of.
+fn check_views(snapshot: &Snapshot<'_>) {
+    assert_eq!(snapshot.schema_version(), 5);
+    assert_eq!((snapshot.cluster_epoch(), snapshot.captured_at()), (4, 12.5));
+    assert_eq!((snapshot.request_count(), snapshot.error_count()), (9, 2));
+    let membership = snapshot.membership();
+    assert_eq!((membership.len(), membership.is_empty()), (2, false));
+    let ids: Vec<String> = membership.iter().map(|m| m.node_id.to_string()).collect();
+    assert_eq!(ids, ["n1", "n2"]);
+    let primary = snapshot.primary_map();
+    assert_eq!((primary.len(), primary.is_empty()), (2, false));
+    assert_eq!(primary.get("h2").map(|node| node.to_string()), Some("n2".into()));
+    assert_eq!(primary.get("h3"), None);
+    let pairs: Vec<(String, String)> = primary.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    assert_eq!(pairs, [("h1".into(), "n1".into()), ("h2".into(), "n2".into())]);
+    let replicas = snapshot.replica_map();
+    assert_eq!((replicas.len(), replicas.is_empty()), (2, false));
+    let h1 = replicas.get("h1").unwrap();
+    assert_eq!((h1.len(), h1.is_empty()), (2, false));
+    assert_eq!(strings(h1.iter()), ["n2", "n3"]);
+    let h2 = replicas.get("h2").unwrap();
+    assert_eq!((h2.len(), h2.is_empty()), (0, true));
+    assert!(replicas.get("h0").is_none());
+    let keys: Vec<String> = replicas.iter().map(|(k, nodes)| format!("{k}:{}", nodes.len())).collect();
+    assert_eq!(keys, ["h1:2", "h2:0"]);
+}
+
+#[test]
+fn built_and_parsed_snapshots_show_the_same_values() {
+    let snapshot = built();
+    assert_eq!(snapshot.source(), None);
+    check_views(&snapshot);
+    let mut out = [0u8; 1024];
+    let len = snapshot.write_into(&mut out).unwrap();
+    let parsed = Snapshot::parse(&out[..len]).unwrap();
+    assert_eq!(parsed.source(), Some(&out[..len]));
+    check_views(&parsed);
+}
+
+#[test]
+fn empty_views_are_empty() {
+    let snapshot = Snapshot::builder(0, 0.0).build().unwrap();
+    for s in [snapshot, Snapshot::parse(br#"{"captured_at": 0, "cluster_epoch": 0, "membership": [], "schema_version": 5, "server": {"error_count": 0, "request_count": 0}, "shards": {"primary_map": {}, "replica_map": {}}}"#).unwrap()] {
+        assert!(s.membership().is_empty() && s.primary_map().is_empty() && s.replica_map().is_empty());
+        assert_eq!((s.membership().len(), s.primary_map().len(), s.replica_map().len()), (0, 0, 0));
+    }
+}
+
+#[test]
+fn the_builder_refuses_each_rule_with_its_field() {
+    let long = "n".repeat(129);
+    let bad_members = [Member::new("", "h", 1)];
+    let long_members = [Member::new(&long, "h", 1)];
+    let cases: [(SnapshotBuilder<'_>, ErrorCode, &str); 9] = [
+        (Snapshot::builder(1, f64::NAN), ErrorCode::SnapshotField, "captured_at"),
+        (Snapshot::builder(1, f64::INFINITY), ErrorCode::SnapshotField, "captured_at"),
+        (Snapshot::builder(1, -0.5), ErrorCode::SnapshotField, "captured_at"),
+        (Snapshot::builder(1, 0.0).membership(&bad_members), ErrorCode::SnapshotField, "membership.node_id"),
+        (Snapshot::builder(1, 0.0).membership(&long_members), ErrorCode::SnapshotField, "membership.node_id"),
+        (
+            Snapshot::builder(1, 0.0).primary_map(&[("b", "n"), ("a", "n")]),
+            ErrorCode::InvalidArgument,
+            "shards.primary_map",
+        ),
+        (
+            Snapshot::builder(1, 0.0).primary_map(&[("a", "n"), ("a", "m")]),
+            ErrorCode::InvalidArgument,
+            "shards.primary_map",
+        ),
+        (
+            Snapshot::builder(1, 0.0).replica_map(&[("b", &[]), ("a", &[])]),
+            ErrorCode::InvalidArgument,
+            "shards.replica_map",
+        ),
+        (
+            Snapshot::builder(1, 0.0).replica_map(&[("a", &[]), ("a", &[])]),
+            ErrorCode::InvalidArgument,
+            "shards.replica_map",
+        ),
+    ];
+    for (builder, code, field) in cases {
+        let err = builder.build().unwrap_err();
+        assert_eq!((err.code(), err.field()), (code, Some(field)), "{field}");
+    }
+    // The edges that are allowed: 0.0, one member id of 128 characters, keys in order.
+    let edge = "n".repeat(128);
+    let edge_members = [Member::new(&edge, "h", 1)];
+    assert!(Snapshot::builder(1, 0.0).membership(&edge_members).primary_map(&[("a", "n"), ("b", "n")]).build().is_ok());
+}
