@@ -386,6 +386,23 @@ mod tests {
     }
 
     #[test]
+    fn merge_into_a_slice_writes_what_the_sink_merge_writes_or_nothing() {
+        let a = GossipMap::parse(br#"{"h2": 20.5, "h1": 10}"#).unwrap();
+        let b = GossipMap::parse(br#"{"h1": 30, "h0": 1}"#).unwrap();
+        let mut expected = [0u8; 64];
+        let mut sink = crate::SliceSink::new(&mut expected);
+        merge_gossip_maps(&a, &b, 5.0, &mut sink).unwrap();
+        let expected = sink.written().to_vec();
+        let mut out = [0u8; 64];
+        let len = merge_gossip_maps_into(&a, &b, 5.0, &mut out).unwrap();
+        assert_eq!(&out[..len], &expected[..]);
+        let mut small = [b'#'; 64];
+        let err = merge_gossip_maps_into(&a, &b, 5.0, &mut small[..len - 1]).unwrap_err();
+        assert_eq!((err.code(), err.needed()), (ErrorCode::BufferTooSmall, Some(len as u64)));
+        assert!(small.iter().all(|&b| b == b'#'));
+    }
+
+    #[test]
     fn json_problems_win_over_field_problems() {
         assert_eq!(verdict(r#"{"": 1, "a": 1, "a": 2}"#), Err((ErrorCode::TombstoneJson, Some(16))));
         assert_eq!(verdict(r#"{"": 1, "a": NaN}"#).map_err(|e| e.0), Err(ErrorCode::TombstoneJson));

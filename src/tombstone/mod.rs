@@ -498,4 +498,39 @@ mod tests {
         table.record("h2", 6.0, Some("c")).unwrap();
         assert_eq!(table.get("h2").unwrap().nodes().collect::<std::vec::Vec<_>>(), ["c"]);
     }
+
+    #[test]
+    fn remove_takes_out_exactly_the_named_tombstone() {
+        let (mut slots, mut nodes) = storage(4);
+        let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+        table.record("a", 1.0, None).unwrap();
+        table.record("b", 2.0, Some("n")).unwrap();
+        assert!(table.remove("a"));
+        assert!(!table.remove("a"));
+        assert!(!table.remove("c"));
+        assert!(table.get("a").is_none());
+        let b = table.get("b").unwrap();
+        assert_eq!((b.content_hash(), b.until()), ("b", 2.0));
+        assert_eq!(table.len(), 1);
+    }
+
+    #[test]
+    fn a_wrapped_generation_clears_every_mark_so_no_old_mark_matches() {
+        let (mut slots, mut nodes) = storage(4);
+        let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+        table.record("a", 1.0, None).unwrap();
+        table.record("b", 2.0, None).unwrap();
+        let marks = |table: &mut TombstoneTable<'_>| {
+            table.map_mut().entries_mut().map(|entry| entry.value.mark()).collect::<std::vec::Vec<_>>()
+        };
+        for entry in table.map_mut().entries_mut() {
+            entry.value.set_mark(1);
+        }
+        table.generation = 6;
+        assert_eq!(table.next_generation(), 7);
+        assert_eq!(marks(&mut table), [1, 1], "an ordinary step leaves the marks");
+        table.generation = u32::MAX;
+        assert_eq!(table.next_generation(), 1);
+        assert_eq!(marks(&mut table), [0, 0], "after the wrap generation 1 is fresh again");
+    }
 }
