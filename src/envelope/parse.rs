@@ -783,6 +783,14 @@ mod tests {
     }
 
     #[test]
+    fn payload_size_reads_every_u64() {
+        for size in [0, 1, u64::MAX] {
+            let text = envelope(&[("payload_size", Some(&size.to_string()))]);
+            assert_eq!(FragmentMessage::parse(text.as_bytes()).unwrap().payload_size(), size);
+        }
+    }
+
+    #[test]
     fn tenant_id_is_at_most_128_code_points_however_it_is_spelled() {
         use crate::envelope::MAX_TENANT_CHARS;
         let spellings = |count: usize| {

@@ -214,4 +214,15 @@ mod tests {
         assert_eq!(change, FileChange::Gone(io::ErrorKind::NotFound));
         assert!(change.to_string().starts_with("its path no longer opens ("), "{change}");
     }
+
+    #[test]
+    fn every_change_says_what_happened_in_words() {
+        let said = |change: FileChange| change.to_string();
+        assert_eq!(said(FileChange::Length { from: 3, to: 7 }), "its length went from 3 to 7 bytes");
+        assert_eq!(said(FileChange::Written), "it was written to (its modification or change time moved)");
+        assert_eq!(said(FileChange::Replaced), "another file was put in its place");
+        let kind = io::ErrorKind::PermissionDenied;
+        assert_eq!(said(FileChange::Gone(kind)), std::format!("its path no longer opens ({kind})"));
+        assert_eq!(said(FileChange::Unknown(kind)), std::format!("its state can no longer be read ({kind})"));
+    }
 }

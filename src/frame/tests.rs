@@ -333,3 +333,70 @@ fn write_errors_display_the_frame_error_or_the_sinks() {
     let sink: WriteError<&str> = WriteError::Sink("disk full");
     assert_eq!(std::format!("{sink}"), "sink failed: \"disk full\"");
 }
+
+#[test]
+fn a_parsed_frame_shows_its_parts_where_they_are() {
+    let bytes = frame();
+    let parsed = Frame::parse(&bytes).unwrap();
+    assert_eq!(parsed.as_bytes(), &bytes[..]);
+    assert!(!parsed.is_empty());
+    assert_eq!(parsed.header().kind(), HeaderKind::V5);
+    assert_eq!(parsed.header().identity_len.get() as usize, parsed.identity_json().len());
+    assert_eq!(parsed.payload_offset(), 22 + parsed.identity_json().len());
+    assert_eq!(&bytes[parsed.payload_offset()..][..5], b"hello");
+    assert_eq!(parsed.trailer(), bytes[bytes.len() - 8..]);
+    assert_eq!(parsed.trailer(), parsed.payload_digest().unwrap().0[..8]);
+    assert_eq!(parsed.level(), VerifyLevel::Trailer, "the default level");
+    for level in VerifyLevel::ALL {
+        assert_eq!(Frame::parse_with(&bytes, &ReadOptions::new().level(level)).unwrap().0.level(), level);
+    }
+    assert_eq!(ReadOptions::default(), ReadOptions::new());
+}
+
+#[test]
+fn a_streamed_frame_reports_what_the_one_shot_reader_does() {
+    let bytes = frame();
+    let parsed = Frame::parse(&bytes).unwrap();
+    for level in VerifyLevel::ALL {
+        let mut identity = [0u8; 4096];
+        let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
+        for chunk in bytes.chunks(7) {
+            verifier.feed(chunk).unwrap();
+        }
+        assert_eq!(verifier.hashed(), if level >= VerifyLevel::Trailer { 5 } else { 0 }, "{level:?}");
+        let streamed = verifier.finish().unwrap();
+        assert_eq!(streamed.level(), level);
+        assert_eq!(streamed.identity_json(), Some(parsed.identity_json()));
+        assert_eq!(streamed.identity().is_some(), level >= VerifyLevel::Identity);
+        if let Some(identity) = streamed.identity() {
+            assert_eq!(identity.token_span(), parsed.identity().unwrap().token_span());
+        }
+        let digest = streamed.payload_digest();
+        assert_eq!(digest.is_some(), level >= VerifyLevel::Trailer);
+        assert_eq!(digest.map(|d| d.0), (level >= VerifyLevel::Trailer).then(|| parsed.payload_digest().unwrap().0));
+        assert_eq!(streamed.trailer(), parsed.trailer());
+        assert_eq!(streamed.frame_len(), bytes.len() as u64);
+        assert_eq!((streamed.identity_len(), streamed.payload_len()), (parsed.identity_json().len() as u64, 5));
+    }
+}
+
+#[test]
+fn head_fields_say_what_part_of_a_head_is_there() {
+    let bytes = frame();
+    let head = HeadFields::decode(&bytes);
+    assert_eq!(head.kind(), HeaderKind::V5);
+    let identity_len = head.identity_len.unwrap() as usize;
+    assert_eq!(head.identity_json(&bytes).unwrap(), &bytes[14..14 + identity_len]);
+    assert_eq!(head.payload_len, Some(5));
+    // Without the schema bytes the kind is foreign; with the identity cut short it is
+    // the reader's identity_overrun at the length field.
+    assert_eq!(HeadFields::decode(&bytes[..5]).kind(), HeaderKind::Foreign);
+    let cut = HeadFields::decode(&bytes[..20]);
+    assert_eq!(cut.kind(), HeaderKind::V5);
+    let err = cut.identity_json(&bytes[..20]).unwrap_err();
+    assert_eq!((err.code(), err.offset(), err.field()), (ErrorCode::IdentityOverrun, Some(10), Some("identity_len")));
+    assert_eq!(
+        HeadFields::decode(&bytes[..3]).identity_json(&bytes[..3]).unwrap_err().code(),
+        ErrorCode::IdentityOverrun
+    );
+}

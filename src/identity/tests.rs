@@ -178,6 +178,7 @@ fn identities_are_equal_exactly_when_every_field_and_the_source_are() {
     assert_eq!(spaced.payload_hash_offset(), parsed.payload_hash_offset());
     assert_ne!(parsed, spaced);
     assert_ne!(parsed, built);
+    assert_eq!((parsed.source(), spaced.source(), built.source()), (Some(&text[..len]), Some(&text[..len + 1]), None));
 }
 
 #[test]

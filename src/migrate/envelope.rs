@@ -245,4 +245,12 @@ mod tests {
         let broken = v5.replace("\"hlc\": 0", "\"hlc\": -1");
         assert_eq!(migrate(&broken, &options).unwrap_err().code(), ErrorCode::EnvelopeField);
     }
+
+    #[test]
+    fn default_options_are_the_documented_ones() {
+        let options = EnvelopeMigrationOptions::default();
+        assert_eq!(options, EnvelopeMigrationOptions::new());
+        assert_eq!(options.default_tenant, "public");
+        assert_eq!(options.json, Limits::default());
+    }
 }
