@@ -189,3 +189,15 @@ fn dtypes_display_as_their_spec_names() {
     }
     assert_eq!(std::format!("{}", Dtype::Float16), "float16");
 }
+
+#[test]
+fn a_head_range_with_one_negative_bound_is_refused_as_not_all_heads() {
+    for (start, end) in [(-1, 5), (3, -1), (-2, -2), (-1, 0)] {
+        let err = rules::check_head_range(InclusiveRange::new(start, end)).unwrap_err();
+        assert_eq!((err.field(), err.reason()), (Some("head_range"), "head_range must be [-1, -1] or non-negative"));
+    }
+    assert!(rules::check_head_range(InclusiveRange::ALL_HEADS).is_ok());
+    assert!(rules::check_head_range(InclusiveRange::new(0, 0)).is_ok());
+    let err = rules::check_head_range(InclusiveRange::new(2, 1)).unwrap_err();
+    assert_eq!(err.reason(), "range start is after its end");
+}
