@@ -201,3 +201,31 @@ fn a_head_range_with_one_negative_bound_is_refused_as_not_all_heads() {
     let err = rules::check_head_range(InclusiveRange::new(2, 1)).unwrap_err();
     assert_eq!(err.reason(), "range start is after its end");
 }
+
+#[test]
+fn tensor_bytes_is_the_element_count_times_the_dtype_bits_rounded_up_to_bytes() {
+    let values = IdentityValues {
+        payload_hash: "x",
+        model_id: "m",
+        model_revision: "",
+        tokenizer_name: "t",
+        tokenizer_revision: "",
+        layer_range: InclusiveRange::new(0, 1),
+        head_range: InclusiveRange::ALL_HEADS,
+        token_span: InclusiveRange::new(0, 7),
+        dtype: Dtype::Float16,
+        shape: &[1, 32, 8, 128, 64],
+    };
+    let bytes = |dtype, shape: &[i64]| IdentityValues { dtype, shape, ..values }.build().unwrap().tensor_bytes();
+    assert_eq!(bytes(Dtype::Float16, &[1, 32, 8, 128, 64]), Some(2 * 32 * 8 * 128 * 64));
+    assert_eq!(bytes(Dtype::Int8, &[2, 3]), Some(6));
+    assert_eq!(bytes(Dtype::Float64, &[5]), Some(40));
+    assert_eq!(bytes(Dtype::Nf4, &[3]), Some(2), "12 bits round up to 2 bytes");
+    assert_eq!(bytes(Dtype::Nf4, &[4]), Some(2));
+    assert_eq!(bytes(Dtype::Float32, &[7, 0]), Some(0));
+    assert_eq!(bytes(Dtype::Int8, &[2, -1]), None, "a negative dimension");
+    assert_eq!(bytes(Dtype::Int8, &[1 << 32, 1 << 32]), None, "the element count overflows");
+    assert_eq!(bytes(Dtype::Int64, &[1 << 60]), None, "the bit count overflows");
+    assert_eq!(bytes(Dtype::Int8, &[1 << 61]), None, "2^61 bytes are 2^64 bits");
+    assert_eq!(bytes(Dtype::Int8, &[1 << 60]), Some(1 << 60));
+}
