@@ -511,7 +511,9 @@ mod tests {
         assert!(table.get("a").is_none());
         let b = table.get("b").unwrap();
         assert_eq!((b.content_hash(), b.until()), ("b", 2.0));
-        assert_eq!(table.len(), 1);
+        assert_eq!((table.len(), table.is_empty()), (1, false));
+        assert!(table.remove("b"));
+        assert_eq!((table.len(), table.is_empty()), (0, true));
     }
 
     #[test]
