@@ -2,9 +2,9 @@
 //!
 //! Pretty-printed text has a run of whitespace before nearly every token (`": "`, a
 //! newline and its indent), mostly 1 to 7 bytes long. A byte loop ends each run with a
-//! branch on the data, mispredicted about once a run; here the length of a run shorter
-//! than eight bytes comes from one word's arithmetic (SWAR), with no branch on where it
-//! ends. Safe code (the bytes are read with `first_chunk`), so no SIMD kernel is needed.
+//! branch on the data, taken after a different count each time; here the length of a
+//! run shorter than eight bytes comes from one word's arithmetic (SWAR), with no branch
+//! on where it ends. Safe code (the bytes are read with `first_chunk`), so no SIMD kernel is needed.
 
 const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 const HIGH: u64 = 0x8080_8080_8080_8080;
