@@ -17,6 +17,22 @@ fn problem(text: &str) -> (ErrorCode, Option<&'static str>) {
     (err.code(), err.field())
 }
 
+/// The values the builder tests start from (every rule met).
+fn values() -> IdentityValues<'static> {
+    IdentityValues {
+        payload_hash: "x",
+        model_id: "m",
+        model_revision: "",
+        tokenizer_name: "t",
+        tokenizer_revision: "",
+        layer_range: InclusiveRange::new(0, 1),
+        head_range: InclusiveRange::ALL_HEADS,
+        token_span: InclusiveRange::new(0, 7),
+        dtype: Dtype::Int8,
+        shape: &[1],
+    }
+}
+
 #[test]
 fn base_identity_is_valid() {
     let text = format!("{{{BASE}}}");
@@ -73,18 +89,7 @@ fn escaped_keys_and_values_are_accepted_and_canonicalised() {
 
 #[test]
 fn built_identities_validate_their_values() {
-    let values = IdentityValues {
-        payload_hash: "x",
-        model_id: "m",
-        model_revision: "",
-        tokenizer_name: "t",
-        tokenizer_revision: "",
-        layer_range: InclusiveRange::new(0, 1),
-        head_range: InclusiveRange::ALL_HEADS,
-        token_span: InclusiveRange::new(0, 7),
-        dtype: Dtype::Int8,
-        shape: &[1],
-    };
+    let values = values();
     assert!(values.build().is_ok());
     assert!(IdentityValues { payload_hash: "", ..values }.build().is_err());
     assert!(IdentityValues { layer_range: InclusiveRange::new(3, 2), ..values }.build().is_err());
@@ -136,18 +141,7 @@ fn is_ordered_non_negative_is_what_layer_range_and_token_span_accept() {
 
 #[test]
 fn identities_are_equal_exactly_when_every_field_and_the_source_are() {
-    let values = IdentityValues {
-        payload_hash: "x",
-        model_id: "m",
-        model_revision: "",
-        tokenizer_name: "t",
-        tokenizer_revision: "",
-        layer_range: InclusiveRange::new(0, 1),
-        head_range: InclusiveRange::ALL_HEADS,
-        token_span: InclusiveRange::new(0, 7),
-        dtype: Dtype::Int8,
-        shape: &[1],
-    };
+    let values = values();
     let built = values.build().unwrap();
     assert_eq!(built, values.build().unwrap());
     // A change to any one field makes built identities differ.
@@ -204,18 +198,7 @@ fn a_head_range_with_one_negative_bound_is_refused_as_not_all_heads() {
 
 #[test]
 fn tensor_bytes_is_the_element_count_times_the_dtype_bits_rounded_up_to_bytes() {
-    let values = IdentityValues {
-        payload_hash: "x",
-        model_id: "m",
-        model_revision: "",
-        tokenizer_name: "t",
-        tokenizer_revision: "",
-        layer_range: InclusiveRange::new(0, 1),
-        head_range: InclusiveRange::ALL_HEADS,
-        token_span: InclusiveRange::new(0, 7),
-        dtype: Dtype::Float16,
-        shape: &[1, 32, 8, 128, 64],
-    };
+    let values = values();
     let bytes = |dtype, shape: &[i64]| IdentityValues { dtype, shape, ..values }.build().unwrap().tensor_bytes();
     assert_eq!(bytes(Dtype::Float16, &[1, 32, 8, 128, 64]), Some(2 * 32 * 8 * 128 * 64));
     assert_eq!(bytes(Dtype::Int8, &[2, 3]), Some(6));
