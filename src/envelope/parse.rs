@@ -9,11 +9,11 @@ use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::hlc::Hlc;
 use crate::identity::{parse_any_order, parse_declaration_order, parse_object, PayloadIdentity};
-use crate::json::spelled::Spelled;
+use crate::json::spelled::{KeyTable, Spelled};
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
-/// The known keys by their first byte, for the any-spelling pass.
-static FIRST_BYTES: [u16; 256] = crate::json::spelled::first_bytes(&FIELD_NAMES);
+/// The known keys, for the any-spelling pass.
+static KNOWN_KEYS: KeyTable<{ FIELD_NAMES.len() }> = KeyTable::new(FIELD_NAMES);
 
 type EnvelopeReader<'a> = Reader<'a, ENVELOPE_KEY_CAPACITY>;
 
@@ -163,10 +163,10 @@ pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<Fragment
     at.lit(b", \"payload_size\": ")?;
     let payload_size = at.number()?.as_u64()?;
     at.lit(b", \"ttl\": ")?;
-    let ttl = at.number()?.as_f64();
+    let ttl = at.f64()?;
     rules::check_ttl(ttl).ok()?;
     at.lit(b", \"reuse_score\": ")?;
-    let reuse_score = at.number()?.as_f64();
+    let reuse_score = at.f64()?;
     rules::check_reuse_score(reuse_score).ok()?;
     at.lit(b", \"version_id\": ")?;
     let version_id = at.number()?.as_u64()?;
@@ -229,7 +229,7 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
     let (mut reuse_score, mut version_id, mut consistency, mut hlc, mut fingerprint_compat) =
         (None, None, None, None, None);
     loop {
-        let known = at.known_key(&FIELD_NAMES, &FIRST_BYTES);
+        let known = at.known_key(&KNOWN_KEYS);
         // Not a known key as it stands: an unknown one (a known one spelled with escapes
         // is not taken).
         let unknown_key = if known.is_none() { Some(at.plain_key()?) } else { None };
@@ -257,12 +257,12 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
                     }
                     PAYLOAD_SIZE => payload_size = Some(at.uint()?),
                     TTL => {
-                        let value = at.number()?.as_f64();
+                        let value = at.f64()?;
                         rules::check_ttl(value).ok()?;
                         ttl = Some(value);
                     }
                     REUSE_SCORE => {
-                        let value = at.number()?.as_f64();
+                        let value = at.f64()?;
                         rules::check_reuse_score(value).ok()?;
                         reuse_score = Some(value);
                     }

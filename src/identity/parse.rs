@@ -5,11 +5,11 @@
 
 use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES, MAX_SHAPE_DIMS};
 use crate::error::{Error, ErrorCode};
-use crate::json::spelled::Spelled;
+use crate::json::spelled::{KeyTable, Spelled};
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
-/// The known keys by their first byte, for the any-spelling pass.
-static FIRST_BYTES: [u16; 256] = crate::json::spelled::first_bytes(&FIELD_NAMES);
+/// The known keys, for the any-spelling pass.
+static KNOWN_KEYS: KeyTable<{ FIELD_NAMES.len() }> = KeyTable::new(FIELD_NAMES);
 
 /// Why an integer array was not acceptable.
 #[derive(Clone, Copy)]
@@ -450,7 +450,7 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
     let mut seen = 0u16;
     loop {
         // An unknown key, or a known one spelled with escapes: not taken.
-        let index = at.known_key(&FIELD_NAMES, &FIRST_BYTES)?;
+        let index = at.known_key(&KNOWN_KEYS)?;
         at.colon()?;
         let bit = 1u16 << index;
         if seen & bit != 0 {

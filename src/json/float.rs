@@ -395,6 +395,50 @@ fn walk<D: Digits>(mantissa: &[u8], mut exp: i64, digits: &mut D) -> Option<(usi
     Some((count, exp))
 }
 
+/// A number token that starts at `start` in `bytes` and is written `-?int(.frac)?`
+/// with at most 15 digits and no exponent — how `ttl` and `reuse_score` are written —
+/// read in one pass: its nearest `f64` and the index after it. `None` for anything
+/// else (a longer or an invalid token included), which [`parse_f64`] then reads from
+/// the scanned token. A value of at most 15 digits is below 2^53 and its divisor
+/// `10^frac` at most `10^15`, both exact, so one IEEE division rounds it correctly:
+/// the value [`parse_f64`] gives.
+#[inline]
+pub(crate) fn short_decimal_at(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
+    let negative = bytes.get(start) == Some(&b'-');
+    let int_start = start + usize::from(negative);
+    let mut pos = int_start;
+    let mut d = 0u64;
+    let mut digits = |pos: &mut usize| {
+        let from = *pos;
+        while let Some(&b) = bytes.get(*pos).filter(|b| b.is_ascii_digit()) {
+            // Past 2^60 the token has too many digits (refused below): stop before `d`
+            // could overflow.
+            if d < 1 << 60 {
+                d = d * 10 + u64::from(b - b'0');
+            }
+            *pos += 1;
+        }
+        *pos - from
+    };
+    let int_digits = digits(&mut pos);
+    if int_digits == 0 || (int_digits > 1 && bytes.get(int_start) == Some(&b'0')) {
+        return None;
+    }
+    let mut frac_digits = 0;
+    if bytes.get(pos) == Some(&b'.') {
+        pos += 1;
+        frac_digits = digits(&mut pos);
+        if frac_digits == 0 {
+            return None;
+        }
+    }
+    if int_digits + frac_digits > 15 || matches!(bytes.get(pos), Some(b'e' | b'E')) {
+        return None;
+    }
+    let magnitude = d as f64 / *POW10.get(frac_digits)?;
+    Some((if negative { -magnitude } else { magnitude }, pos))
+}
+
 /// The nearest `f64` to a JSON number token (ties to even), `±inf` when it is beyond
 /// the `f64` range, NaN when the text is not a number token.
 pub(crate) fn parse_f64(token: &str) -> f64 {
@@ -689,7 +733,8 @@ fn small(d: u64, exp: i64) -> Option<Option<f64>> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_f64;
+    use super::{parse_f64, short_decimal_at};
+    use crate::json::number::scan_number;
 
     #[test]
     fn agrees_with_core_on_hard_cases() {
@@ -738,5 +783,74 @@ mod tests {
         assert_eq!(parse_f64(midpoint), 1.0);
         assert_eq!(parse_f64(&above), above.parse::<f64>().unwrap());
         assert_eq!(parse_f64(&above), 1.0000000000000002);
+    }
+
+    /// A token `short_decimal_at` takes is read as the scanner and `parse_f64` read it;
+    /// one it refuses is an exponent, more than 15 digits or no number at all.
+    fn short_decimal_agrees(text: &str) -> bool {
+        let Some((value, end)) = short_decimal_at(text.as_bytes(), 0) else {
+            let (token, _) = match scan_number(text, 0) {
+                Ok(scanned) => scanned,
+                Err(_) => return false,
+            };
+            let raw = token.raw();
+            let digits = raw.bytes().filter(u8::is_ascii_digit).count();
+            assert!(raw.contains(['e', 'E']) || digits > 15, "{text:?} refused");
+            return false;
+        };
+        // A taken token is a number.
+        let (token, scanned_end) = scan_number(text, 0).unwrap();
+        assert_eq!(end, scanned_end, "{text:?}");
+        assert_eq!(value.to_bits(), parse_f64(token.raw()).to_bits(), "{text:?}");
+        assert_eq!(value.to_bits(), token.raw().parse::<f64>().unwrap().to_bits(), "{text:?}");
+        true
+    }
+
+    #[test]
+    fn short_decimals_are_read_in_one_pass_as_the_scanner_and_parse_f64_read_them() {
+        for (text, taken) in [
+            ("0", true),
+            ("-0", true),
+            ("0.0", true),
+            ("-0.0,", true),
+            ("0.87}", true),
+            ("3600.5 ", true),
+            ("123456789012345", true),
+            ("1234567890123456", false),
+            ("0.00000000000001", true),
+            ("0.000000000000001", false),
+            ("99999999999999.9", true),
+            ("1e3", false),
+            ("1.5E-3", false),
+            ("00", false),
+            ("01.5", false),
+            ("-", false),
+            ("1.", false),
+            (".5", false),
+            ("-x", false),
+            ("12345678901234567890123456789.5", false),
+        ] {
+            assert_eq!(short_decimal_agrees(text), taken, "{text:?}");
+        }
+        // Every decimal of up to 15 digits with the point anywhere, from a generator.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut taken = 0;
+        for _ in 0..if cfg!(miri) { 200 } else { 200_000 } {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let digits = 1 + (state % 17) as usize;
+            let mut text = format!("{}", state >> 8);
+            text.truncate(digits);
+            let point = ((state >> 20) % (digits as u64 + 1)) as usize;
+            if point > 0 && point < text.len() {
+                text.insert(point, '.');
+            }
+            if state & 1 == 1 {
+                text.insert(0, '-');
+            }
+            taken += usize::from(short_decimal_agrees(&text));
+        }
+        assert!(taken > 100, "the generator's decimals are mostly taken ({taken})");
     }
 }

@@ -16,6 +16,8 @@ mod number;
 mod pow5_table;
 mod reader;
 pub(crate) mod spelled;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod sse2;
 mod string;
 mod whitespace;
 

@@ -259,10 +259,21 @@ fn is_plain(b: u8) -> bool {
 /// bit of a byte that is not itself above 0x7F, and the lowest such bit marks the first
 /// such byte exactly (a borrow or carry only runs upward from a byte that matched).
 /// The last partial word is padded with `"`, so no byte is looked at alone.
+///
+/// On x86-64, sixteen bytes a step first (`json::sse2`); the eight-byte words
+/// take the last fifteen bytes and every other target.
 #[inline]
 fn plain_prefix(bytes: &[u8]) -> usize {
     let mut run = 0;
-    let mut chunks = bytes.chunks_exact(8);
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    while let Some(chunk) = bytes.get(run..).and_then(<[u8]>::first_chunk::<16>) {
+        let special = super::sse2::special_lanes(chunk);
+        if special != 0 {
+            return run + special.trailing_zeros() as usize;
+        }
+        run += 16;
+    }
+    let mut chunks = bytes.get(run..).unwrap_or(&[]).chunks_exact(8);
     for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
@@ -299,7 +310,7 @@ fn special_bytes(x: u64) -> u64 {
 /// closing quote and whether escapes occurred. Validates escapes and surrogate pairs and
 /// rejects raw control characters; the text is a `str`, so UTF-8 is already valid.
 /// Inlined (with [`JsonStr::read_at`]): in the snapshot map loop, the call cost ~10%.
-#[inline]
+#[inline(always)]
 pub(crate) fn scan_string(text: &str, start: usize) -> Result<(usize, bool), JsonError> {
     let text = text.as_bytes();
     let mut pos = start;

@@ -1,51 +1,24 @@
-//! Skipping JSON whitespace (space, tab, LF, CR) eight bytes a step.
+//! Skipping JSON whitespace (space, tab, LF, CR).
 //!
-//! Pretty-printed text has a run of whitespace before nearly every token (`": "`, a
-//! newline and its indent), mostly 1 to 7 bytes long. A byte loop ends each run with a
-//! branch on the data, taken after a different count each time; here the length of a
-//! run shorter than eight bytes comes from one word's arithmetic (SWAR), with no branch
-//! on where it ends. Safe code (the bytes are read with `first_chunk`), so no SIMD kernel is needed.
+//! A byte loop. Session 8 ended runs shorter than eight bytes with one word's
+//! arithmetic (SWAR) instead; on this AMD EPYC machine that was slower: the word's
+//! compare, mask and bit count lie on the position's dependency chain, where a
+//! predicted byte loop costs a cycle a byte (pretty identity 380-400 ns against
+//! 318-326, docs/performance.md, session 9). Eight or sixteen bytes a step with SSE2 lost
+//! the same way.
 
-const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// Each byte of `word` with its high bit set where that byte is not `byte`, and clear
-/// where it is: `(x & 0x7F) + 0x7F` carries into bit 7 exactly when the low seven bits
-/// of `x = word ^ byte` are not all zero, and never into the next byte.
+/// Whether `byte` is JSON whitespace. Every token byte is above 0x20, so one compare
+/// usually decides.
 #[inline(always)]
-const fn differs_from(word: u64, byte: u8) -> u64 {
-    let x = word ^ (byte as u64 * 0x0101_0101_0101_0101);
-    ((x & LOW7) + LOW7) | x
-}
-
-/// The number of whitespace bytes that start `word` (its bytes in text order), 0 to 8.
-#[inline(always)]
-const fn leading_whitespace(word: [u8; 8]) -> u32 {
-    let word = u64::from_le_bytes(word);
-    let not_whitespace = differs_from(word, b' ')
-        & differs_from(word, b'\n')
-        & differs_from(word, b'\t')
-        & differs_from(word, b'\r')
-        & HIGH;
-    not_whitespace.trailing_zeros() / 8
+const fn is_whitespace(byte: u8) -> bool {
+    byte <= b' ' && matches!(byte, b' ' | b'\n' | b'\t' | b'\r')
 }
 
 /// The index of the first byte at or after `pos` that is not JSON whitespace
 /// (`bytes.len()` if there is none).
 #[inline]
 pub(crate) fn whitespace_end(bytes: &[u8], mut pos: usize) -> usize {
-    // The commonest run is the one space of `": "` and `", "`: tested byte-wise first.
-    if !matches!(bytes.get(pos), Some(b' ' | b'\n' | b'\t' | b'\r')) {
-        return pos;
-    }
-    while let Some(&word) = bytes.get(pos..).and_then(<[u8]>::first_chunk::<8>) {
-        let run = leading_whitespace(word);
-        pos += run as usize;
-        if run < 8 {
-            return pos;
-        }
-    }
-    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(pos) {
+    while bytes.get(pos).is_some_and(|&byte| is_whitespace(byte)) {
         pos += 1;
     }
     pos
