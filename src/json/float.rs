@@ -411,11 +411,8 @@ pub(crate) fn short_decimal_at(bytes: &[u8], start: usize) -> Option<(f64, usize
     let mut digits = |pos: &mut usize| {
         let from = *pos;
         while let Some(&b) = bytes.get(*pos).filter(|b| b.is_ascii_digit()) {
-            // Past 2^60 the token has too many digits (refused below): stop before `d`
-            // could overflow.
-            if d < 1 << 60 {
-                d = d * 10 + u64::from(b - b'0');
-            }
+            // Wraps only past 19 digits, which the count below refuses.
+            d = d.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
             *pos += 1;
         }
         *pos - from
