@@ -21,6 +21,17 @@ mod sse2;
 mod string;
 mod whitespace;
 
+/// `text` as a `str`: on x86-64 an ASCII text after one SSE2 pass, else
+/// `core::str::from_utf8`, whose error says where the first invalid byte is.
+#[inline]
+pub(crate) fn text_str(text: &[u8]) -> Result<&str, core::str::Utf8Error> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if let Some(ascii) = sse2::ascii_str(text) {
+        return Ok(ascii);
+    }
+    core::str::from_utf8(text)
+}
+
 pub use error::{JsonError, JsonErrorKind};
 pub use escape::write_escaped;
 pub use number::JsonNumber;

@@ -122,7 +122,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         // One fast UTF-8 pass over the whole text up front; the scanners then work on a
         // `str`. Invalid bytes are reported when the reader gets to them, so errors
         // still come in text order.
-        let (text, utf8_error) = match core::str::from_utf8(text) {
+        let (text, utf8_error) = match super::text_str(text) {
             Ok(valid) => (valid, None),
             Err(err) => {
                 let valid = text.get(..err.valid_up_to()).and_then(|b| core::str::from_utf8(b).ok());

@@ -27,7 +27,7 @@ impl<'a> Spelled<'a> {
     /// strings and numbers are sliced from it without another pass each).
     #[inline(always)]
     pub(crate) fn new(text: &'a [u8]) -> Option<Spelled<'a>> {
-        Some(Spelled { text: core::str::from_utf8(text).ok()?, pos: 0, exact: true })
+        Some(Spelled { text: super::text_str(text).ok()?, pos: 0, exact: true })
     }
 
     /// The whole text.
