@@ -271,7 +271,7 @@ pub(crate) mod rules {
         if let Some(plain) = value.as_str() {
             // The forbidden characters are ASCII, so bytes say it; code points are the bytes
             // that do not continue a UTF-8 sequence, counted past 128 bytes only.
-            if plain.bytes().any(|b| matches!(b, b' ' | b':' | b'/' | b'\\' | b'"' | b'\n' | b'\t' | b'\r')) {
+            if crate::json::contains_any(plain.as_bytes(), b" :/\\\"\n\t\r") {
                 return Err(FORBIDDEN);
             }
             if MAX_TENANT_CHARS < plain.len() && plain.bytes().filter(|&b| b & 0xC0 != 0x80).count() > MAX_TENANT_CHARS

@@ -37,3 +37,13 @@ pub use escape::write_escaped;
 pub use number::JsonNumber;
 pub use reader::{validate, Event, Limits, Reader, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
 pub use string::{Chars, JsonStr};
+
+/// Whether `bytes` holds one of the eight bytes of `set` (on x86-64 sixteen bytes a
+/// step with SSE2).
+#[inline]
+pub(crate) fn contains_any(bytes: &[u8], set: &[u8; 8]) -> bool {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    return sse2::contains_any(bytes, set);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    bytes.iter().any(|byte| set.contains(byte))
+}
