@@ -213,9 +213,8 @@ const _: () = assert!(FIELD_COUNT + UNKNOWN_KEYS + crate::json::DEFAULT_KEY_CAPA
 /// problem, a field problem, a missing field, a legacy schema, a depth limit below 3):
 /// the general reader decides and words it. What it accepts equals what the general
 /// reader gives (tested, and fuzzed by the `envelope` target). Inlined into its one
-/// caller, the message is built where `parse_with` returns it (a call copied it:
-/// 360 instructions an envelope, compact 2.02-2.15x -> 1.98-2.25x, pretty
-/// 1.90-2.00x -> 2.01-2.10x, docs/performance.md).
+/// caller, so the message is built where `parse_with` returns it; a call copied it out
+/// (360 instructions an envelope, docs/performance.md).
 #[inline(always)]
 pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
     // The envelope is depth 1, the identity 2, its arrays 3.

@@ -60,8 +60,9 @@ impl<'a> Spelled<'a> {
     /// Step over JSON whitespace (space, tab, LF, CR), if any.
     #[inline(always)]
     pub(crate) fn ws(&mut self) {
-        // Inline only the test of the next byte (compact text has no whitespace); the
-        // run itself out of line, so the fast paths' many call sites stay small.
+        // Only the test of the next byte here (compact text has no whitespace), the run
+        // in `whitespace_end`: the whole loop at every call site made the large fast
+        // paths slower on compact text (docs/performance.md, session 9).
         if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.text.as_bytes().get(self.pos) {
             self.pos = whitespace_end(self.text.as_bytes(), self.pos + 1);
         }
