@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """The table of docs/reliability.md §5 from cargo-mutants output folders.
 
-    scripts/mutants-summary.py [--list FILE] DIR...
+    scripts/mutants-summary.py [--list FILE] [--write-record RECORD] SOURCE...
 
-Each DIR is a `mutants.out` folder (or one holding it) of `scripts/mutants.sh`; a
-mutant judged in several is counted with its last verdict (so give the nextest pass
-first and the `cargo test` re-judging after it, and earlier sessions before later
-ones). "hung" counts the caught mutants whose failing test was ended by its nextest
+Each SOURCE is a `mutants.out` folder (or one holding it) of `scripts/mutants.sh`, or a
+record file (`.tsv`, below); a mutant judged in several is counted with its last
+verdict (so give the record first, then the nextest pass and the `cargo test`
+re-judging after it, and earlier sessions before later ones).
+
+--write-record RECORD writes every verdict (of the current tree, with --list) to
+RECORD, one `verdict<TAB>hung<TAB>name` line a mutant: docs/mutants-record.tsv is
+committed, so a whole-core run that takes longer than a session goes on from it on a
+new machine (scripts/mutants.sh seeds `--iterate` with it). "hung" counts the caught mutants whose failing test was ended by its nextest
 time limit (.config/nextest.toml): a loop the mutant made endless.
 
 --list FILE (the output of `cargo mutants --list` on the tree the table is for) counts
@@ -24,8 +29,13 @@ COLUMNS = ["mutants", "caught", "hung", "missed", "unviable", "timeout", "untest
 
 
 def outcomes(folder):
-    """(name, file, verdict, hung) of every mutant judged in one output folder."""
+    """(name, file, verdict, hung) of every mutant judged in one output folder or record."""
     folder = pathlib.Path(folder)
+    if folder.is_file():
+        for line in folder.read_text().splitlines():
+            verdict, hung, name = line.split("\t", 2)
+            yield name, name.split(":")[0], verdict, hung == "1"
+        return
     if (folder / "mutants.out").is_dir():
         folder = folder / "mutants.out"
     if not (folder / "outcomes.json").is_file():
@@ -49,6 +59,10 @@ def main(args):
     if args[:1] == ["--list"] and len(args) > 1:
         current = [line for line in pathlib.Path(args[1]).read_text().splitlines() if line]
         args = args[2:]
+    record = None
+    if args[:1] == ["--write-record"] and len(args) > 1:
+        record = pathlib.Path(args[1])
+        args = args[2:]
     if not args:
         print(__doc__.strip(), file=sys.stderr)
         return 2
@@ -58,6 +72,10 @@ def main(args):
             last[name] = (file, verdict, hung)
     if current is not None:
         last = {name: last.get(name, (name.split(":")[0], "untested", False)) for name in current}
+    if record is not None:
+        judged = sorted((name, verdict, hung) for name, (_, verdict, hung) in last.items() if verdict != "untested")
+        record.write_text("".join(f"{verdict}\t{int(hung)}\t{name}\n" for name, verdict, hung in judged))
+        print(f"record: {len(judged)} verdicts written to {record}", file=sys.stderr)
     table = collections.defaultdict(collections.Counter)
     for file, verdict, hung in last.values():
         for row in (file, "**all**"):

@@ -15,9 +15,11 @@
 # FILE... and --all run two passes: cargo-nextest judges every mutant (a hang is ended
 # by its per-test limit), then `cargo test` re-judges the ones it missed or timed out,
 # doc tests included. MUTANTS_RESUME=1 skips the mutants an earlier run in the same
-# output folder caught or found unviable (cargo mutants --iterate), so a long run can go
-# on where it stopped (each earlier run is kept in history/ of the output folder;
-# scripts/mutants-summary.py makes the table of docs/reliability.md from them).
+# output folder, or the committed record (MUTANTS_RECORD, default
+# docs/mutants-record.tsv), caught or found unviable (cargo mutants --iterate), so a
+# long run can go on where it stopped, on this machine or another (each earlier run is
+# kept in history/ of the output folder; scripts/mutants-summary.py makes the table of
+# docs/reliability.md from them, and --write-record updates the record).
 # --changed runs `cargo test` only (CI has no cargo-nextest).
 #
 # Exits non-zero if a mutant was missed (no test failed) or timed out. Output:
@@ -27,6 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 out=${MUTANTS_OUT:-target/mutants-out}
+record=${MUTANTS_RECORD:-docs/mutants-record.tsv}
 vectors=${MEMBRANE_VECTORS:-$(pwd)/../shared/vectors}
 export MEMBRANE_VECTORS=$vectors
 if ! command -v cargo-mutants >/dev/null; then
@@ -48,6 +51,16 @@ two_passes() {
         if [ -d "$out/mutants.out" ]; then
             mkdir -p "$out/history"
             cp -r "$out/mutants.out" "$out/history/$(date -u +%Y%m%dT%H%M%S)"
+        fi
+        # The committed record's caught and unviable mutants are skipped too, so the
+        # run goes on where an earlier session (on another machine) stopped.
+        if [ -f "$record" ]; then
+            mkdir -p "$out/mutants.out"
+            { cat "$out/mutants.out/previously_caught.txt" 2>/dev/null
+              awk -F '\t' '$1 == "caught" || $1 == "unviable" { print $3 }' "$record"
+            } | sort -u >"$out/previously_caught.tmp"
+            mv "$out/previously_caught.tmp" "$out/mutants.out/previously_caught.txt"
+            echo "mutants: $(wc -l <"$out/mutants.out/previously_caught.txt") caught or unviable in earlier runs ($record and $out) are skipped"
         fi
     fi
     cargo mutants -j "${JOBS:-1}" -o "$out" "${resume[@]}" "$@"
@@ -102,7 +115,7 @@ case "${1:-}" in
     exec cargo mutants --in-diff "$diff" --test-tool cargo --baseline skip --timeout 150 --in-place -o "$out" "${shard[@]}"
     ;;
 ""|-h|--help)
-    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 *)
