@@ -1,11 +1,10 @@
-//! The JSON reader's SSE2 kernels, its only `unsafe`, each measured
-//! (docs/performance.md, session 9): string bytes sixteen a step, the bytes a tenant_id
-//! may not hold sixteen a step, and an ASCII text taken as a `str` after a check
-//! sixty-four bytes a step. SSE2 is part of every x86-64 target, so the module is
-//! compiled only where the build enables it (`target_feature = "sse2"`), and the CPU
-//! running the code has it; every load reads a 16-byte array. Everywhere else the
-//! string scanner uses its eight-byte words, the tenant check a byte loop, and
-//! `core::str::from_utf8` checks every text.
+//! The JSON reader's SSE2 kernels, its only `unsafe`, each measured (docs/performance.md,
+//! session 9): string bytes and a tenant_id's forbidden bytes sixteen a step, and an
+//! ASCII text taken as a `str` after a check sixty-four bytes a step. SSE2 is part of
+//! every x86-64 target, so the module is compiled only where the build enables it
+//! (`target_feature = "sse2"`), and the CPU running the code has it; every load reads a
+//! 16-byte array. Elsewhere the string scanner uses its eight-byte words, the tenant
+//! check a byte loop, and `core::str::from_utf8` checks every text.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{
