@@ -817,6 +817,17 @@ mod tests {
             assert_eq!(err.reason(), "tenant_id is longer than 128 characters");
         }
     }
+
+    #[test]
+    fn a_refused_schema_version_says_which_versions_the_reader_takes() {
+        use crate::migrate::{read_for_migration, EnvelopeMigrationOptions};
+        let text = envelope(&[("schema_version", Some("4"))]);
+        let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+        assert_eq!((err.code(), err.reason()), (ErrorCode::EnvelopeVersion, "schema_version is not 5"));
+        let text = envelope(&[("schema_version", Some("1"))]);
+        let err = read_for_migration(text.as_bytes(), &EnvelopeMigrationOptions::default()).unwrap_err();
+        assert_eq!((err.code(), err.reason()), (ErrorCode::EnvelopeVersion, "schema_version is not 2, 3, 4 or 5"));
+    }
 }
 
 #[cfg(test)]
