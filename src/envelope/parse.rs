@@ -828,6 +828,25 @@ mod tests {
         let err = read_for_migration(text.as_bytes(), &EnvelopeMigrationOptions::default()).unwrap_err();
         assert_eq!((err.code(), err.reason()), (ErrorCode::EnvelopeVersion, "schema_version is not 2, 3, 4 or 5"));
     }
+
+    #[test]
+    fn a_schema_version_that_is_not_an_integer_is_refused_where_it_stands() {
+        for value in ["\"5\"", "5.0", "null", "[5]"] {
+            let text = envelope(&[("schema_version", Some(value))]);
+            let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+            let at = text.find("\"schema_version\": ").unwrap() + "\"schema_version\": ".len();
+            assert_eq!(
+                (err.code(), err.field(), err.reason(), err.offset()),
+                (
+                    ErrorCode::EnvelopeVersion,
+                    Some("schema_version"),
+                    "schema_version must be an integer",
+                    Some(at as u64)
+                ),
+                "{value}"
+            );
+        }
+    }
 }
 
 #[cfg(test)]
