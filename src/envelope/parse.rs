@@ -847,6 +847,22 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn an_integer_field_holding_a_fraction_or_another_type_is_refused_as_not_an_integer() {
+        for field in ["payload_size", "version_id", "hlc"] {
+            for value in ["1.0", "2.5e3", "\"1\"", "null", "[1]"] {
+                let text = envelope(&[(field, Some(value))]);
+                let err = FragmentMessage::parse(text.as_bytes()).unwrap_err();
+                let reason = std::format!("{field} must be an integer");
+                assert_eq!(
+                    (err.code(), err.field(), err.reason()),
+                    (ErrorCode::EnvelopeField, Some(field), reason.as_str()),
+                    "{field}: {value}"
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]
