@@ -258,7 +258,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         let bytes = text.as_bytes();
         let ws = |pos: &mut usize| {
             if let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(*pos) {
-                *pos = whitespace_end(bytes, *pos + 1);
+                *pos = whitespace_end(bytes, *pos);
             }
         };
         // A string whose opening quote is at `pos`: the value and the index after it.
@@ -325,7 +325,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         // Compact text has no whitespace: only the first byte is tested in line.
         let bytes = self.text.as_bytes();
         if let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
-            self.pos = whitespace_end(bytes, self.pos + 1);
+            self.pos = whitespace_end(bytes, self.pos);
         }
     }
 

@@ -64,7 +64,7 @@ impl<'a> Spelled<'a> {
         // in `whitespace_end`: the whole loop at every call site made the large fast
         // paths slower on compact text (docs/performance.md, session 9).
         if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.text.as_bytes().get(self.pos) {
-            self.pos = whitespace_end(self.text.as_bytes(), self.pos + 1);
+            self.pos = whitespace_end(self.text.as_bytes(), self.pos);
         }
     }
 
@@ -377,5 +377,32 @@ mod tests {
             assert_eq!(at.known_key(&KEYS), expected, "{text}");
             assert_eq!(at.pos, expected.map_or(0, |i| NAMES[i].len() + 2), "{text}");
         }
+    }
+
+    #[test]
+    fn a_key_that_differs_from_a_name_in_two_words_the_same_way_is_not_that_name() {
+        // Every word of the key counts on its own: equal differences in two words do
+        // not cancel (as they would if the words' differences were xored).
+        const NAMES: [&str; 2] = ["tenant_id", "tokenizer_revision"];
+        static KEYS: KeyTable<2> = KeyTable::new(NAMES);
+        let mut tried = 0;
+        for name in NAMES {
+            let quoted = std::format!("{name}\"");
+            // Byte 0 picks the candidates: change the bytes after it.
+            for at in 1..quoted.len() {
+                for other in [at + 8, at + 16].into_iter().filter(|&other| other < quoted.len()) {
+                    for bit in 0..7 {
+                        let mut key = quoted.clone().into_bytes();
+                        key[at] ^= 1 << bit;
+                        key[other] ^= 1 << bit;
+                        let text = [&b"\""[..], &key, b": 1, \"and enough text after it\": 2"].concat();
+                        let mut cursor = Spelled::new(&text).unwrap();
+                        assert_eq!(cursor.known_key(&KEYS), None, "{}", std::string::String::from_utf8_lossy(&text));
+                        tried += 1;
+                    }
+                }
+            }
+        }
+        assert!(tried > 80, "{tried}");
     }
 }
