@@ -86,9 +86,9 @@ fn contains_any_sse2(bytes: &[u8], set: &[u8; 8]) -> bool {
         return true;
     }
     match bytes.last_chunk::<16>() {
-        // The last sixteen bytes again, overlapping: the tail is in them.
-        Some(last) if !tail.is_empty() => hit(last),
-        _ => tail.iter().any(|byte| set.contains(byte)),
+        // The last sixteen bytes again, overlapping: the tail, if any, is in them.
+        Some(last) => hit(last),
+        None => tail.iter().any(|byte| set.contains(byte)),
     }
 }
 
