@@ -436,4 +436,19 @@ mod tests {
         let mut small = [0u8; 3];
         assert_eq!(s.unescape_into(&mut small), Err("aè\n😀/".len()));
     }
+
+    #[test]
+    fn char_count_counts_decoded_characters_whether_or_not_escaped() {
+        let plain = JsonStr::from_plain("h\u{e9}llo, \u{1F600}");
+        let escaped = JsonStr::from_validated("h\\u00e9llo,\\u0020\\ud83d\\ude00", true);
+        assert_eq!((plain.char_count(), escaped.char_count()), (8, 8));
+        assert_eq!(JsonStr::from_plain("").char_count(), 0);
+    }
+
+    #[test]
+    fn debug_shows_the_decoded_value_quoted_with_debug_escapes() {
+        let escaped = JsonStr::from_validated("a\\\"b\\n\\u00e9", true);
+        assert_eq!(std::format!("{escaped:?}"), "\"a\\\"b\\n\u{e9}\"");
+        assert_eq!(std::format!("{:?}", JsonStr::from_plain("tab\there")), "\"tab\\there\"");
+    }
 }
