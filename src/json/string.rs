@@ -238,7 +238,7 @@ fn hex4(digits: Option<&[u8]>) -> Option<u32> {
             b'A'..=b'F' => d - b'A' + 10,
             _ => return None,
         };
-        value = (value << 4) | u32::from(nibble);
+        value = (value << 4) + u32::from(nibble);
     }
     Some(value)
 }
