@@ -326,9 +326,9 @@ pub(crate) fn scan_string(text: &str, start: usize) -> Result<(usize, bool), Jso
                 has_escapes = true;
                 pos = scan_escape(text, pos)?;
             }
-            0x00..=0x1F => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
-            // Not reached: every other byte is plain.
-            _ => pos += 1,
+            // `plain_prefix` stops only at `"`, `\` and the bytes below 0x20: this one
+            // is a control character (a byte-wise step here was never reached).
+            _ => return Err(JsonError::new(JsonErrorKind::ControlCharacter, pos)),
         }
     }
 }
