@@ -1,7 +1,9 @@
 //! The batch frame verifier (`frame::verify_batch`, trailer level) and the batch hasher
 //! under it (`batch_hash`) against single-stream `sha2` over the same payload bytes, in
 //! paired rounds (A B, B A, ...; the median of the per-round ratios): 64 KiB, 1 MiB and
-//! 16 MiB payloads, in batches large enough to leave the caches.
+//! 16 MiB payloads, in batches large enough to leave the caches; and the streamed batch
+//! verifier (`frame::StreamBatch`) fed 128 KiB chunks, as `membrane-frame verify` reads
+//! files.
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-bench cargo bench --bench batch_hash
@@ -11,8 +13,8 @@
 
 mod support;
 
-use membrane_frame::batch_hash::{hash_batch, hash_batch_with, Kernel};
-use membrane_frame::frame::verify_batch;
+use membrane_frame::batch_hash::{hash_batch, hash_batch_with, Kernel, LANES};
+use membrane_frame::frame::{verify_batch, StreamBatch};
 use membrane_frame::{encode_frame, Frame, ReadOptions, Sha256Digest};
 use sha2::{Digest, Sha256};
 use std::hint::black_box;
@@ -98,6 +100,31 @@ fn main() {
         );
         print_row(size, count, &result);
     }
+    println!();
+    println!(
+        "| payload size | frames | MiB | StreamBatch GiB/s (128 KiB chunks) | sha2 GiB/s | ratio (paired median) | target | verdict |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (size, count) in [(64usize << 10, 1536usize), (1 << 20, 96), (16 << 20, 12)] {
+        let frames: Vec<Vec<u8>> = (0..count)
+            .map(|i| {
+                let payload = vec![(i * 3 + 2) as u8; size];
+                let mut out = vec![0u8; size + 4096];
+                let len = encode_frame(&identity, &payload, &mut out).unwrap();
+                out.truncate(len);
+                out
+            })
+            .collect();
+        let payloads: Vec<&[u8]> = frames.iter().map(|f| Frame::parse(f).unwrap().payload()).collect();
+        assert_eq!(stream_all(&frames, 128 << 10), count);
+        let result = paired(
+            || stream_all(black_box(&frames), 128 << 10),
+            || payloads.iter().fold(0u8, |x, p| x ^ Sha256::digest(black_box(p))[0]),
+            9,
+            Duration::from_millis(400),
+        );
+        print_row(size, count, &result);
+    }
     // The portable path (what non-SHA-NI CPUs run) costs what sha2 does.
     let data = vec![3u8; 1 << 20];
     let messages = [data.as_slice(); 6];
@@ -109,4 +136,42 @@ fn main() {
         Duration::from_millis(300),
     );
     println!("\nportable kernel, 6 x 1 MiB: {:.2}x sha2 (expected ~1.0x)", result.throughput_ratio());
+}
+
+/// Verify every frame at the trailer level through a `StreamBatch`, `chunk_len` bytes a
+/// frame a round, a lane refilled as its frame ends; returns how many verified.
+fn stream_all(frames: &[Vec<u8>], chunk_len: usize) -> usize {
+    let mut buffers = [[0u8; 1024]; LANES];
+    let [a, b, c] = &mut buffers;
+    let mut batch = StreamBatch::new([a, b, c]);
+    let options = ReadOptions::new();
+    let (mut ok, mut next) = (0, 0);
+    let mut lanes: [Option<&[u8]>; LANES] = [None; LANES];
+    loop {
+        for (lane, slot) in lanes.iter_mut().enumerate() {
+            if slot.is_none() {
+                if let Some(frame) = frames.get(next) {
+                    batch.start(lane, options).unwrap();
+                    *slot = Some(frame);
+                    next += 1;
+                }
+            }
+        }
+        if lanes.iter().all(Option::is_none) {
+            return ok;
+        }
+        let mut chunks: [&[u8]; LANES] = [&[]; LANES];
+        for (slot, chunk) in lanes.iter_mut().zip(chunks.iter_mut()) {
+            if let Some(rest) = slot {
+                let (head, tail) = rest.split_at(rest.len().min(chunk_len));
+                (*chunk, *rest) = (head, tail);
+            }
+        }
+        batch.feed(black_box(chunks));
+        for (lane, slot) in lanes.iter_mut().enumerate() {
+            if slot.take_if(|rest| rest.is_empty()).is_some() {
+                ok += usize::from(batch.finish(lane).is_ok());
+            }
+        }
+    }
 }

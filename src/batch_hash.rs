@@ -7,7 +7,8 @@
 //! each message's end through the same kernel, and gives a lane the next message as soon
 //! as its message is done, so messages of any lengths share the lanes. Elsewhere, and
 //! when [`Kernel::Portable`] is asked for, every lane goes through `sha2`'s compression
-//! function instead (Miri runs that path). No allocation, no panic.
+//! function instead (Miri runs that path). No allocation, no panic. [`StreamLanes`]
+//! does the same for messages that arrive in chunks (files read piece by piece).
 //!
 //! ```
 //! use membrane_frame::batch_hash::hash_batch;
@@ -113,41 +114,211 @@ pub fn hash_batch_with(kernel: Kernel, messages: &[&[u8]], digests: &mut [Sha256
 }
 
 /// Run every busy lane the same number of blocks: as many as the one with the fewest
-/// left in its current part (message body or padding) has. A lone message runs alone
-/// (the kernel's other lanes would be wasted work).
+/// left in its current part (message body or padding) has.
 fn step(kernel: Kernel, lanes: &mut [Option<Lane<'_>>; LANES]) {
-    let count = lanes.iter().flatten().map(|lane| lane.pending().len()).min().unwrap_or(0);
-    let busy = lanes.iter().flatten().count();
     let mut states = [H0; LANES];
     let mut blocks: [&[[u8; 64]]; LANES] = [&[]; LANES];
     for ((lane, state), blocks) in lanes.iter().zip(states.iter_mut()).zip(blocks.iter_mut()) {
         if let Some(lane) = lane {
             *state = lane.state;
-            *blocks = lane.pending().get(..count).unwrap_or_default();
+            *blocks = lane.pending();
         }
     }
-    // Idle lanes hash a copy of a busy lane's blocks into a state nobody reads.
-    let filler = blocks.iter().copied().find(|blocks| !blocks.is_empty()).unwrap_or_default();
-    for blocks in blocks.iter_mut().filter(|blocks| blocks.is_empty()) {
-        *blocks = filler;
-    }
-    if busy == 1 {
-        if let Some(lane) = lanes.iter_mut().flatten().next() {
-            let mut state = lane.state;
-            sha2::block_api::compress256(&mut state, lane.pending().get(..count).unwrap_or_default());
+    let count = compress_side_by_side(kernel, &mut states, &mut blocks);
+    for (lane, state) in lanes.iter_mut().zip(states) {
+        if let Some(lane) = lane {
             lane.state = state;
+            lane.advance(count);
+        }
+    }
+}
+
+/// Compress the first `count` blocks of every lane that has blocks into its state, where
+/// `count` is the fewest any of them has, and move those lanes' slices past them; returns
+/// `count` (0 when no lane has blocks). A lone lane runs alone (the kernel's other lanes
+/// would be wasted work); otherwise idle lanes hash a copy of a busy lane's blocks into
+/// a state nobody reads.
+fn compress_side_by_side(kernel: Kernel, states: &mut [[u32; 8]; LANES], blocks: &mut [&[[u8; 64]]; LANES]) -> usize {
+    let count = blocks.iter().map(|blocks| blocks.len()).filter(|&len| len > 0).min().unwrap_or(0);
+    if count == 0 {
+        return 0;
+    }
+    let busy = blocks.iter().filter(|blocks| !blocks.is_empty()).count();
+    let mut results = *states;
+    if busy == 1 {
+        if let Some((state, blocks)) = results.iter_mut().zip(blocks.iter()).find(|(_, blocks)| !blocks.is_empty()) {
+            sha2::block_api::compress256(state, blocks);
         }
     } else {
-        kernel.compress(&mut states, blocks);
-        for (lane, state) in lanes.iter_mut().zip(states) {
-            if let Some(lane) = lane {
-                lane.state = state;
+        let filler = blocks.iter().find(|blocks| !blocks.is_empty()).and_then(|blocks| blocks.get(..count));
+        let mut run: [&[[u8; 64]]; LANES] = [filler.unwrap_or_default(); LANES];
+        for (run, blocks) in run.iter_mut().zip(blocks.iter()) {
+            if let Some(blocks) = blocks.get(..count).filter(|blocks| !blocks.is_empty()) {
+                *run = blocks;
+            }
+        }
+        kernel.compress(&mut results, run);
+    }
+    for ((state, result), blocks) in states.iter_mut().zip(results).zip(blocks.iter_mut()) {
+        if !blocks.is_empty() {
+            *state = result;
+            *blocks = blocks.get(count..).unwrap_or_default();
+        }
+    }
+    count
+}
+
+/// SHA-256 of [`LANES`] messages that arrive in chunks (a file read piece by piece, a
+/// message gigabytes long), hashed side by side as [`hash_batch`] does. Each lane holds
+/// one message: [`update`](Self::update) feeds every lane its next chunk at once (any
+/// lengths, empty for a lane with nothing new), [`finish`](Self::finish) ends a lane's
+/// message and starts the lane afresh. Bytes short of a whole block wait in the lane
+/// (64 bytes each), nothing else is copied.
+///
+/// ```
+/// use membrane_frame::batch_hash::StreamLanes;
+/// use membrane_frame::Sha256Digest;
+/// let (a, b) = (vec![1u8; 10_000], vec![2u8; 3_000]);
+/// let mut lanes = StreamLanes::new();
+/// for (x, y) in a.chunks(4096).zip(b.chunks(1000).chain([&[][..]; 3])) {
+///     lanes.update([x, y, &[]]);
+/// }
+/// assert_eq!(lanes.finish(0)?, Sha256Digest::of(&a));
+/// assert_eq!(lanes.finish(1)?, Sha256Digest::of(&b));
+/// assert_eq!(lanes.finish(2)?, Sha256Digest::of(b""));
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct StreamLanes {
+    kernel: Kernel,
+    lanes: [StreamLane; LANES],
+}
+
+/// One lane's message so far: the state after its whole blocks, the bytes of a block
+/// not yet whole, and the length fed.
+#[derive(Clone, Copy, Debug)]
+struct StreamLane {
+    state: [u32; 8],
+    partial: [u8; 64],
+    partial_len: usize,
+    len: u64,
+}
+
+impl StreamLane {
+    const EMPTY: StreamLane = StreamLane { state: H0, partial: [0; 64], partial_len: 0, len: 0 };
+
+    /// Take bytes from the front of `chunk` into the partial block; true if it is whole.
+    fn fill_partial(&mut self, chunk: &mut &[u8]) -> bool {
+        if self.partial_len == 0 {
+            return false;
+        }
+        let take = chunk.len().min(64 - self.partial_len);
+        let (head, rest) = chunk.split_at(take);
+        if let Some(slot) = self.partial.get_mut(self.partial_len..self.partial_len + take) {
+            slot.copy_from_slice(head);
+        }
+        self.partial_len += take;
+        *chunk = rest;
+        self.partial_len == 64
+    }
+}
+
+impl Default for StreamLanes {
+    fn default() -> StreamLanes {
+        StreamLanes::new()
+    }
+}
+
+impl StreamLanes {
+    /// Empty lanes, hashed with the fastest kernel of this CPU.
+    pub fn new() -> StreamLanes {
+        StreamLanes::with_kernel(Kernel::detect())
+    }
+
+    /// Empty lanes, hashed with a chosen kernel (tests force [`Kernel::Portable`]).
+    pub fn with_kernel(kernel: Kernel) -> StreamLanes {
+        StreamLanes { kernel, lanes: [StreamLane::EMPTY; LANES] }
+    }
+
+    /// Append `chunks[lane]` to each lane's message.
+    pub fn update(&mut self, chunks: [&[u8]; LANES]) {
+        let mut states = [H0; LANES];
+        let mut blocks: [&[[u8; 64]]; LANES] = [&[]; LANES];
+        let mut tails: [&[u8]; LANES] = [&[]; LANES];
+        for (((lane, mut chunk), state), (blocks, tail)) in
+            self.lanes.iter_mut().zip(chunks).zip(states.iter_mut()).zip(blocks.iter_mut().zip(tails.iter_mut()))
+        {
+            lane.len = lane.len.wrapping_add(chunk.len() as u64);
+            // A block begun by an earlier chunk is completed first, on its own: at most one
+            // such block a chunk.
+            if lane.fill_partial(&mut chunk) {
+                sha2::block_api::compress256(&mut lane.state, core::slice::from_ref(&lane.partial));
+                lane.partial_len = 0;
+            }
+            *state = lane.state;
+            (*blocks, *tail) = chunk.as_chunks::<64>();
+        }
+        while compress_side_by_side(self.kernel, &mut states, &mut blocks) > 0 {}
+        for ((lane, state), tail) in self.lanes.iter_mut().zip(states).zip(tails) {
+            lane.state = state;
+            // A tail is left only where the partial block was empty or just completed.
+            if let Some(slot) = lane.partial.get_mut(lane.partial_len..lane.partial_len + tail.len()) {
+                slot.copy_from_slice(tail);
+                lane.partial_len += tail.len();
             }
         }
     }
-    for lane in lanes.iter_mut().flatten() {
-        lane.advance(count);
+
+    /// The SHA-256 of everything fed to `lane` since it last finished; the lane starts
+    /// a new, empty message. `invalid_argument` for a lane at or past [`LANES`].
+    pub fn finish(&mut self, lane: usize) -> Result<Sha256Digest, Error> {
+        let lane = self.lanes.get_mut(lane).ok_or_else(|| Error::invalid_argument("lane", "is at or past LANES"))?;
+        let (padding, blocks) = padding(lane.partial.get(..lane.partial_len).unwrap_or_default(), lane.len);
+        sha2::block_api::compress256(&mut lane.state, padding.get(..blocks).unwrap_or_default());
+        let digest = digest_of(lane.state);
+        *lane = StreamLane::EMPTY;
+        Ok(digest)
     }
+
+    /// Bytes fed to `lane` since it last finished (0 for a lane past [`LANES`]).
+    pub fn len(&self, lane: usize) -> u64 {
+        self.lanes.get(lane).map_or(0, |lane| lane.len)
+    }
+
+    /// Whether `lane` has been fed nothing since it last finished.
+    pub fn is_empty(&self, lane: usize) -> bool {
+        self.len(lane) == 0
+    }
+}
+
+/// The padding blocks of a message of `len` bytes whose last partial block is `rest`
+/// (FIPS 180-4, 5.1.1): the 0x80 marker, zeros, the bit length; one block or two.
+fn padding(rest: &[u8], len: u64) -> ([[u8; 64]; 2], usize) {
+    let mut flat = [0u8; 128];
+    flat.get_mut(..rest.len()).unwrap_or_default().copy_from_slice(rest);
+    if let Some(marker) = flat.get_mut(rest.len()) {
+        *marker = 0x80;
+    }
+    // The length goes in the last 8 bytes of the first block with room for it.
+    let blocks = if rest.len() < 56 { 1 } else { 2 };
+    let end = 64 * blocks;
+    if let Some(length) = flat.get_mut(end - 8..end) {
+        length.copy_from_slice(&len.wrapping_mul(8).to_be_bytes());
+    }
+    let mut padding = [[0u8; 64]; 2];
+    let (first, second) = flat.split_at(64);
+    padding[0].copy_from_slice(first);
+    padding[1].copy_from_slice(second);
+    (padding, blocks)
+}
+
+/// A state as the big-endian digest bytes.
+fn digest_of(state: [u32; 8]) -> Sha256Digest {
+    let mut out = [0u8; 32];
+    for (bytes, word) in out.chunks_exact_mut(4).zip(state) {
+        bytes.copy_from_slice(&word.to_be_bytes());
+    }
+    Sha256Digest(out)
 }
 
 /// One message in flight: its whole blocks (read in place), then its padding (one or
@@ -165,22 +336,7 @@ struct Lane<'m> {
 impl<'m> Lane<'m> {
     fn new(index: usize, message: &'m [u8]) -> Lane<'m> {
         let (body, rest) = message.as_chunks::<64>();
-        let mut padding = [[0u8; 64]; 2];
-        let mut flat = [0u8; 128];
-        flat.get_mut(..rest.len()).unwrap_or_default().copy_from_slice(rest);
-        if let Some(marker) = flat.get_mut(rest.len()) {
-            *marker = 0x80;
-        }
-        // The length goes in the last 8 bytes of the first block with room for it.
-        let padding_blocks = if rest.len() < 56 { 1 } else { 2 };
-        let bits = (message.len() as u64).wrapping_mul(8);
-        let end = 64 * padding_blocks;
-        if let Some(length) = flat.get_mut(end - 8..end) {
-            length.copy_from_slice(&bits.to_be_bytes());
-        }
-        let (first, second) = flat.split_at(64);
-        padding[0].copy_from_slice(first);
-        padding[1].copy_from_slice(second);
+        let (padding, padding_blocks) = padding(rest, message.len() as u64);
         Lane { index, state: H0, body, padding, padding_blocks, padding_done: 0 }
     }
 
@@ -206,11 +362,7 @@ impl<'m> Lane<'m> {
     }
 
     fn digest(&self) -> Sha256Digest {
-        let mut out = [0u8; 32];
-        for (bytes, word) in out.chunks_exact_mut(4).zip(self.state) {
-            bytes.copy_from_slice(&word.to_be_bytes());
-        }
-        Sha256Digest(out)
+        digest_of(self.state)
     }
 }
 
@@ -335,5 +487,99 @@ mod tests {
         let err = hash_batch(&[b"a", b"b"], &mut digests).unwrap_err();
         assert_eq!(err.code(), crate::ErrorCode::InvalidArgument);
         assert!(hash_batch(&[], &mut []).is_ok());
+    }
+
+    /// Feed each message to its lane in chunks whose lengths cycle through `chunk_lens`
+    /// (a different phase per lane, so lanes run out of step), finishing a lane and
+    /// starting the next message there as soon as its message is all in.
+    fn check_streamed(kernel: Kernel, messages: &[std::vec::Vec<u8>], chunk_lens: &[usize]) {
+        let mut lanes = StreamLanes::with_kernel(kernel);
+        let mut current: [Option<(usize, usize)>; LANES] = [None; LANES]; // (message, fed)
+        let mut next = 0;
+        let mut turn = 0;
+        let mut done = 0;
+        while done < messages.len() {
+            for slot in current.iter_mut().filter(|slot| slot.is_none()) {
+                if next < messages.len() {
+                    *slot = Some((next, 0));
+                    next += 1;
+                }
+            }
+            let mut chunks: [&[u8]; LANES] = [&[]; LANES];
+            for (lane, (slot, chunk)) in current.iter_mut().zip(chunks.iter_mut()).enumerate() {
+                if let Some((message, fed)) = slot {
+                    let len = chunk_lens[(turn + lane * 7) % chunk_lens.len()];
+                    let end = (*fed + len).min(messages[*message].len());
+                    *chunk = &messages[*message][*fed..end];
+                    *fed = end;
+                }
+            }
+            lanes.update(chunks);
+            for (lane, slot) in current.iter_mut().enumerate() {
+                if let Some((message, fed)) = *slot {
+                    if fed == messages[message].len() {
+                        assert_eq!(lanes.len(lane), fed as u64);
+                        let digest = lanes.finish(lane).unwrap();
+                        assert_eq!(
+                            digest,
+                            Sha256Digest::of(&messages[message]),
+                            "message {message}, {} bytes, {}",
+                            fed,
+                            kernel.name()
+                        );
+                        assert!(lanes.is_empty(lane), "a finished lane starts afresh");
+                        *slot = None;
+                        done += 1;
+                    }
+                }
+            }
+            turn += 1;
+        }
+    }
+
+    #[test]
+    fn streamed_lanes_equal_sha2_for_every_length_and_chunking() {
+        let lengths: std::vec::Vec<usize> =
+            if cfg!(miri) { (0..70).step_by(3).collect() } else { (0..200).chain(1000..1050).collect() };
+        let messages: std::vec::Vec<_> =
+            lengths.iter().enumerate().map(|(i, &len)| bytes(len, 500 + i as u64)).collect();
+        let chunkings: [&[usize]; 5] = [&[1], &[63, 1, 64, 2], &[64], &[7, 100, 0, 55, 56, 57], &[4096]];
+        for kernel in kernels() {
+            for chunk_lens in chunkings {
+                check_streamed(kernel, &messages, chunk_lens);
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_lanes_of_uneven_long_messages() {
+        let big = if cfg!(miri) { 700 } else { 2 << 20 };
+        let lengths = [big, 0, big / 3, 65, big * 2, 56, 1, big / 7 + 5];
+        let messages: std::vec::Vec<_> =
+            lengths.iter().enumerate().map(|(i, &len)| bytes(len, 900 + i as u64)).collect();
+        let chunking: &[usize] = if cfg!(miri) { &[64, 130, 1] } else { &[128 << 10, 65 << 10, 100_001] };
+        for kernel in kernels() {
+            check_streamed(kernel, &messages, chunking);
+        }
+    }
+
+    #[test]
+    fn a_lane_fed_nothing_hashes_the_empty_message() {
+        let mut lanes = StreamLanes::new();
+        lanes.update([b"abc", &[], &[]]);
+        lanes.update([&[], &[], &[]]);
+        assert_eq!(lanes.finish(1).unwrap(), Sha256Digest::of(b""));
+        assert_eq!(lanes.finish(0).unwrap(), Sha256Digest::of(b"abc"));
+        // Finished once: the next digest of the lane is of nothing again.
+        assert_eq!(lanes.finish(0).unwrap(), Sha256Digest::of(b""));
+    }
+
+    #[test]
+    fn a_lane_past_the_last_is_refused() {
+        let mut lanes = StreamLanes::default();
+        let err = lanes.finish(LANES).unwrap_err();
+        assert_eq!((err.code(), err.field()), (crate::ErrorCode::InvalidArgument, Some("lane")));
+        assert_eq!(lanes.len(LANES), 0);
+        assert!(lanes.is_empty(LANES));
     }
 }

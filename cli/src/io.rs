@@ -50,7 +50,7 @@ pub struct ValidFrame {
 }
 
 impl ValidFrame {
-    fn new(
+    pub(crate) fn new(
         payload_len: u64,
         identity: Option<&PayloadIdentity<'_>>,
         payload_digest: Option<Sha256Digest>,
@@ -97,7 +97,7 @@ pub struct Checker {
 /// of its speed, and reading and hashing a file took 1.6x as long
 /// (docs/performance.md).
 #[derive(Debug, Default)]
-struct ReadBuffer {
+pub(crate) struct ReadBuffer {
     backing: Vec<u8>,
     start: usize,
     len: usize,
@@ -106,7 +106,7 @@ struct ReadBuffer {
 impl ReadBuffer {
     const PAGE: usize = 4096;
 
-    fn new(len: usize) -> ReadBuffer {
+    pub(crate) fn new(len: usize) -> ReadBuffer {
         let backing = vec![0u8; len + Self::PAGE];
         let start = (Self::PAGE - backing.as_ptr() as usize % Self::PAGE) % Self::PAGE;
         ReadBuffer { backing, start, len }
@@ -116,7 +116,7 @@ impl ReadBuffer {
         self.len == 0
     }
 
-    fn get_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn get_mut(&mut self) -> &mut [u8] {
         self.backing.get_mut(self.start..self.start + self.len).unwrap_or_default()
     }
 }
@@ -130,17 +130,40 @@ pub struct RunState {
 }
 
 impl RunState {
-    fn read(&self, n: u64) {
+    pub(crate) fn read(&self, n: u64) {
         self.bytes_read.fetch_add(n, Ordering::Relaxed);
     }
 
-    fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 }
 
-fn stopped() -> Outcome {
+pub(crate) fn stopped() -> Outcome {
     Outcome::Unreadable(io::Error::new(io::ErrorKind::Interrupted, "stopped before the end"))
+}
+
+/// Open `path` for reading, refusing anything but a regular file; with its state at the
+/// open, for [`unless_changed`].
+pub(crate) fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    Ok((file, meta))
+}
+
+/// The verdict on a file that was read to the end, unless it changed since it was
+/// opened: then an `io` verdict, never the verdict on bytes the file no longer holds.
+pub(crate) fn unless_changed(outcome: Outcome, file: &File, opened: &std::fs::Metadata, path: &Path) -> Outcome {
+    match outcome {
+        Outcome::Unreadable(error) => Outcome::Unreadable(error),
+        judged => match FileState::of(opened).change_since(file, path) {
+            Some(change) => Outcome::Unreadable(io::Error::other(format!("changed while it was verified: {change}"))),
+            None => judged,
+        },
+    }
 }
 
 /// The streamed verifier's verdict on everything it was fed.
@@ -196,14 +219,7 @@ impl Checker {
     }
 
     fn check_with_head(&mut self, path: &Path, run: &RunState, head: Option<&[u8]>) -> Checked {
-        let opened = File::open(path).and_then(|file| {
-            let meta = file.metadata()?;
-            if !meta.is_file() {
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
-            }
-            Ok((file, meta))
-        });
-        let (file, opened) = match opened {
+        let (file, opened) = match open_regular(path) {
             Ok(opened) => opened,
             Err(error) => return Checked::unreadable(error),
         };
@@ -214,15 +230,7 @@ impl Checker {
             IoMode::Mmap => self.check_mapped(&file, run, &mut work),
             IoMode::MmapWindow => self.check_mapped_windows(&file, size, run, &mut work),
         };
-        let outcome = match outcome {
-            Outcome::Unreadable(error) => Outcome::Unreadable(error),
-            judged => match FileState::of(&opened).change_since(&file, path) {
-                Some(change) => {
-                    Outcome::Unreadable(io::Error::other(format!("changed while it was verified: {change}")))
-                }
-                None => judged,
-            },
-        };
+        let outcome = unless_changed(outcome, &file, &opened, path);
         Checked { outcome, size, bytes_read: work.read, bytes_hashed: work.hashed }
     }
 

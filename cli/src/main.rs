@@ -8,6 +8,7 @@
 // handler (each with a SAFETY note).
 #![deny(unsafe_code)]
 
+mod batch_io;
 mod cli;
 mod demo;
 mod docs;

@@ -2,6 +2,9 @@
 //! the multi-buffer kernel, lanes refilled out of step) on batches cut from arbitrary
 //! bytes: every frame's verdict must be exactly the one-frame reader's, at every level
 //! and in both modes, verdicts must come once each and in order, and nothing panics.
+//! The same frames then stream through `frame::StreamBatch` (fed in chunks whose lengths
+//! come from the input, so lanes run out of step): after every chunk and at the end each
+//! must be exactly what the one-frame `StreamVerifier` says.
 //!
 //! Input: a control byte (batch size, level, mode), then elements. Each element is
 //! either raw bytes (any length the input says) or a frame written around a payload cut
@@ -10,8 +13,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use membrane_frame::frame::verify_batch;
-use membrane_frame::{encode_frame, Frame, ParseMode, PayloadIdentity, ReadOptions, VerifyLevel};
+use membrane_frame::batch_hash::LANES;
+use membrane_frame::frame::{verify_batch, StreamBatch};
+use membrane_frame::{encode_frame, Frame, ParseMode, PayloadIdentity, ReadOptions, StreamVerifier, VerifyLevel};
 
 /// Takes `n` bytes (fewer at the end of the input).
 fn take<'a>(data: &mut &'a [u8], n: usize) -> &'a [u8] {
@@ -66,4 +70,65 @@ fuzz_target!(|input: &[u8]| {
         assert_eq!(verdict, Frame::parse_with(views[index], &options), "frame {index} at {level:?}, {mode:?}");
     });
     assert_eq!(seen, views.len());
+    streamed(&views, options, data);
 });
+
+/// Every frame through a `StreamBatch` and through its own `StreamVerifier`, chunk by
+/// chunk, lanes refilled as their frames end; chunk lengths cycle through the bytes of
+/// `lengths` (1 to 2 KiB each).
+fn streamed(frames: &[&[u8]], options: ReadOptions, lengths: &[u8]) {
+    let lengths: Vec<usize> = lengths.iter().map(|&b| usize::from(b) * 8 + 1).chain([4096]).collect();
+    let mut buffers = [[0u8; 2048]; LANES];
+    let [a, b, c] = &mut buffers;
+    let mut batch = StreamBatch::new([a, b, c]);
+    let mut single_buffer = [0u8; 2048];
+    // Per lane: the frame, its bytes fed so far, its statuses one by one.
+    let mut lanes: [Option<(usize, usize)>; LANES] = [None; LANES];
+    let mut expected_statuses: Vec<Vec<_>> = vec![Vec::new(); frames.len()];
+    let mut got_statuses: Vec<Vec<_>> = vec![Vec::new(); frames.len()];
+    let (mut next, mut turn) = (0, 0);
+    loop {
+        for (lane, slot) in lanes.iter_mut().enumerate() {
+            if slot.is_none() && next < frames.len() {
+                batch.start(lane, options).expect("a free lane");
+                *slot = Some((next, 0));
+                next += 1;
+            }
+        }
+        if lanes.iter().all(Option::is_none) {
+            break;
+        }
+        for (lane, slot) in lanes.iter_mut().enumerate() {
+            if let Some((index, _)) = slot.take_if(|(index, fed)| *fed == frames[*index].len()) {
+                // The one-frame verifier over the same chunks, from the recorded lengths.
+                let mut single = StreamVerifier::new(options, &mut single_buffer);
+                let mut at = 0;
+                for (len, _) in &got_statuses[index] {
+                    expected_statuses[index].push((*len, single.feed(&frames[index][at..at + len])));
+                    at += len;
+                }
+                assert_eq!(got_statuses[index], expected_statuses[index], "the statuses of streamed frame {index}");
+                assert_eq!(batch.finish(lane), single.finish(), "streamed frame {index}");
+            }
+        }
+        let mut chunks: [&[u8]; LANES] = [&[]; LANES];
+        let mut fed_to: [Option<usize>; LANES] = [None; LANES];
+        for ((slot, chunk), fed_to) in lanes.iter_mut().zip(chunks.iter_mut()).zip(fed_to.iter_mut()) {
+            if let Some((index, fed)) = slot {
+                let end = (*fed + lengths[turn % lengths.len()]).min(frames[*index].len());
+                *chunk = &frames[*index][*fed..end];
+                *fed = end;
+                *fed_to = Some(*index);
+                turn += 1;
+            }
+        }
+        let statuses = batch.feed(chunks);
+        for ((status, fed_to), chunk) in statuses.into_iter().zip(fed_to).zip(chunks) {
+            match (status, fed_to) {
+                (Some(status), Some(index)) => got_statuses[index].push((chunk.len(), status)),
+                (None, None) => {}
+                (status, _) => panic!("a status for a free lane, or none for a busy one: {status:?}"),
+            }
+        }
+    }
+}

@@ -9,11 +9,14 @@
 //! overflow check, core's float parser, …) is a call to that missing symbol and the
 //! link fails. A successful build is the proof; running it is a smoke test.
 //!
-//! Scope: exactly the functions called below (see docs/reliability.md).
+//! Scope: exactly the functions called below (see docs/reliability.md); since issue 13
+//! also the streamed batch verifier and the batch hasher (`stream_batch`).
 #![no_std]
 #![no_main]
 
 use core::hint::black_box;
+use membrane_frame::batch_hash::{StreamLanes, LANES};
+use membrane_frame::frame::StreamBatch;
 use membrane_frame::json::{self, Event, Limits, Reader};
 use membrane_frame::snapshot::Snapshot;
 use membrane_frame::tombstone::{GossipMap, OpDelete, OpTombstone};
@@ -88,6 +91,48 @@ fn stream(data: &[u8], config: u8, chunk: usize) -> u64 {
         Ok(frame) => frame.frame_len() ^ frame.identity().map_or(0, use_identity),
         Err(err) => u64::from(err.code().number()),
     }
+}
+
+/// The streamed batch verifier and the batch hasher under it: the input cut into
+/// three frames fed to the lanes in chunks of different lengths, a lane restarted as
+/// its frame ends.
+fn stream_batch(data: &[u8], config: u8, chunk: usize) -> u64 {
+    let mut buffers = [[0u8; 1024]; LANES];
+    let [a, b, c] = &mut buffers;
+    let options = ReadOptions::new().level(VerifyLevel::from_number(u32::from(config & 3)).unwrap_or_default());
+    let mut batch = StreamBatch::new([a, b, c]);
+    let third = data.len() / 3;
+    let (first, rest) = data.split_at(third);
+    let (second, third) = rest.split_at(third.min(rest.len()));
+    let mut frames = [first, second, third];
+    let mut acc = 0;
+    for lane in 0..LANES {
+        acc ^= batch.start(lane, options).is_ok() as u64;
+    }
+    let mut step = chunk.max(1);
+    while frames.iter().any(|frame| !frame.is_empty()) {
+        let mut chunks: [&[u8]; LANES] = [&[]; LANES];
+        for (frame, chunk) in frames.iter_mut().zip(chunks.iter_mut()) {
+            let (head, tail) = frame.split_at(step.min(frame.len()));
+            (*chunk, *frame) = (head, tail);
+            step = step % 700 + 61;
+        }
+        for status in batch.feed(chunks).into_iter().flatten() {
+            acc ^= status.map_or_else(|err| u64::from(err.code().number()), |_| 1);
+        }
+    }
+    for lane in 0..LANES {
+        acc ^= match batch.finish(lane) {
+            Ok(frame) => frame.frame_len() ^ frame.identity().map_or(0, use_identity),
+            Err(err) => u64::from(err.code().number()),
+        };
+    }
+    let mut lanes = StreamLanes::new();
+    lanes.update([first, second, third]);
+    for lane in 0..LANES {
+        acc ^= lanes.finish(lane).map_or(0, |digest| u64::from(digest.as_bytes()[0]));
+    }
+    acc
 }
 
 fn texts(data: &[u8], config: u8) -> u64 {
@@ -170,6 +215,9 @@ pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
     }
     let input = buf.get(..len).unwrap_or(&[]);
     let (config, data) = input.split_first().map_or((0, input), |(c, d)| (*c, d));
-    let acc = frames(data, config) ^ stream(data, config, usize::from(config) + 1) ^ texts(data, config);
+    let acc = frames(data, config)
+        ^ stream(data, config, usize::from(config) + 1)
+        ^ stream_batch(data, config, usize::from(config) * 3 + 1)
+        ^ texts(data, config);
     (black_box(acc) & 0x3F) as i32
 }

@@ -6,6 +6,7 @@ mod file_state;
 mod header;
 mod reader;
 mod stream;
+mod stream_batch;
 mod writer;
 
 pub use batch::{verify_batch, VERIFY_BATCH_GROUP};
@@ -18,6 +19,7 @@ pub use header::{
 pub(crate) use reader::verify_as_v5;
 pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};
 pub use stream::{StreamStatus, StreamVerifier, StreamedFrame};
+pub use stream_batch::StreamBatch;
 pub use writer::{encode_frame, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError};
 
 /// A small valid frame (payload `hello`) for documentation examples and tests.

@@ -5,6 +5,8 @@ use super::reader::{
     check_header, check_identity_limit, check_payload_hash, check_trailer, frame_len, parse_identity, read_u64_le,
     ParseMode, ReadOptions, VerifyLevel,
 };
+#[cfg(doc)]
+use super::StreamBatch;
 use crate::digest::{Sha256Digest, Sha256Hasher};
 use crate::error::{Error, ErrorCode};
 use crate::identity::PayloadIdentity;
@@ -96,6 +98,8 @@ pub struct StreamVerifier<'b> {
     payload_len: u64,
     payload_seen: u64,
     hasher: Option<Sha256Hasher>,
+    /// The payload is hashed by the caller ([`StreamBatch`]), not by `hasher`.
+    hashed_outside: bool,
     trailer: [u8; 8],
     trailer_seen: usize,
     failed: Option<Error>,
@@ -189,10 +193,62 @@ impl<'b> StreamVerifier<'b> {
             payload_len: 0,
             payload_seen: 0,
             hasher: (options.level >= VerifyLevel::Trailer).then(Sha256Hasher::new),
+            hashed_outside: false,
             trailer: [0; 8],
             trailer_seen: 0,
             failed: None,
         }
+    }
+
+    /// A verifier whose payload the caller hashes ([`StreamBatch`]): it gives back the
+    /// payload part of each chunk and takes the digest at the end.
+    pub(super) fn hashed_outside(options: ReadOptions, identity_buf: &'b mut [u8]) -> StreamVerifier<'b> {
+        let mut verifier = StreamVerifier::new(options, identity_buf);
+        verifier.hashed_outside = verifier.hasher.take().is_some();
+        verifier
+    }
+
+    /// The same verifier holding `identity_buf` instead of its buffer, and the buffer
+    /// it held: a [`StreamBatch`] keeps its lanes' verifiers without a buffer (holding
+    /// none, they borrow nothing) and lends each its own for every call.
+    pub(super) fn with_buffer<'x>(self, identity_buf: &'x mut [u8]) -> (StreamVerifier<'x>, &'b mut [u8]) {
+        let StreamVerifier {
+            options,
+            identity_buf: held,
+            header,
+            stage,
+            received,
+            identity_len,
+            payload_len,
+            payload_seen,
+            hasher,
+            hashed_outside,
+            trailer,
+            trailer_seen,
+            failed,
+        } = self;
+        let verifier = StreamVerifier {
+            options,
+            identity_buf,
+            header,
+            stage,
+            received,
+            identity_len,
+            payload_len,
+            payload_seen,
+            hasher,
+            hashed_outside,
+            trailer,
+            trailer_seen,
+            failed,
+        };
+        (verifier, held)
+    }
+
+    /// Whether the caller hashes the payload (made by `hashed_outside`, at the trailer
+    /// level or above).
+    pub(super) fn hashes_outside(&self) -> bool {
+        self.hashed_outside
     }
 
     /// Bytes of the frame received so far.
@@ -213,7 +269,7 @@ impl<'b> StreamVerifier<'b> {
     /// # Ok::<(), membrane_frame::Error>(())
     /// ```
     pub fn hashed(&self) -> u64 {
-        if self.hasher.is_some() {
+        if self.hasher.is_some() || self.hashed_outside {
             self.payload_seen
         } else {
             0
@@ -228,14 +284,21 @@ impl<'b> StreamVerifier<'b> {
 
     /// Feed the next chunk (any size, including empty).
     pub fn feed(&mut self, chunk: &[u8]) -> Result<StreamStatus, Error> {
+        self.feed_returning_payload(chunk).0
+    }
+
+    /// [`feed`](Self::feed), also giving back the part of `chunk` that is payload (empty
+    /// if none), which a verifier hashing outside (a [`StreamBatch`] lane) hashes itself.
+    pub(super) fn feed_returning_payload<'c>(&mut self, chunk: &'c [u8]) -> (Result<StreamStatus, Error>, &'c [u8]) {
+        let mut payload: &[u8] = &[];
         if let Some(err) = self.failed {
-            return Err(err);
+            return (Err(err), payload);
         }
-        let result = self.consume(Chunk::Bytes(chunk));
+        let result = self.consume(Chunk::Bytes(chunk), &mut payload);
         if let Err(err) = result {
             self.failed = Some(err);
         }
-        result
+        (result, payload)
     }
 
     /// Account for the next `n` bytes without reading them, where their content does
@@ -267,14 +330,16 @@ impl<'b> StreamVerifier<'b> {
                 "only bytes past the head can be skipped, below the trailer level",
             ));
         }
-        let result = self.consume(Chunk::Skipped(n));
+        let result = self.consume(Chunk::Skipped(n), &mut &[][..]);
         if let Err(err) = result {
             self.failed = Some(err);
         }
         result
     }
 
-    fn consume(&mut self, chunk: Chunk<'_>) -> Result<StreamStatus, Error> {
+    /// Take `chunk` into the frame; the part of it that is payload (one run of bytes, as
+    /// the stages follow one another) is left in `payload`.
+    fn consume<'c>(&mut self, chunk: Chunk<'c>, payload: &mut &'c [u8]) -> Result<StreamStatus, Error> {
         let mut rest = chunk;
         loop {
             let needed = match self.stage {
@@ -297,6 +362,9 @@ impl<'b> StreamVerifier<'b> {
                 return Ok(StreamStatus::NeedMore(self.total_remaining()));
             }
             let (part, tail) = rest.split(needed);
+            if let (Stage::Payload, Chunk::Bytes(bytes)) = (self.stage, part) {
+                *payload = bytes;
+            }
             self.absorb(part)?;
             rest = tail;
         }
@@ -415,6 +483,16 @@ impl<'b> StreamVerifier<'b> {
     /// End of stream: the verdict on the bytes fed. Checks the trailer (and, at the
     /// full level, `payload_hash`) or says what the frame was cut short in.
     pub fn finish(mut self) -> Result<StreamedFrame<'b>, Error> {
+        let digest = self.hasher.take().map(Sha256Hasher::finish);
+        self.finish_with_digest(digest)
+    }
+
+    /// [`finish`](Self::finish) with the payload's digest computed by the caller (`None`
+    /// below the trailer level, where nothing is hashed).
+    pub(super) fn finish_with_digest(
+        mut self,
+        payload_digest: Option<Sha256Digest>,
+    ) -> Result<StreamedFrame<'b>, Error> {
         if let Some(err) = self.failed {
             return Err(err);
         }
@@ -424,7 +502,6 @@ impl<'b> StreamVerifier<'b> {
         if self.stage != Stage::Complete {
             return Err(self.truncation_error());
         }
-        let payload_digest = self.hasher.take().map(Sha256Hasher::finish);
         if let Some(digest) = &payload_digest {
             let trailer_at = self.received - 8;
             check_trailer(digest, self.trailer, trailer_at)?;

@@ -11,11 +11,13 @@ mod report;
 
 pub use report::{OutputState, Summary, Verdict};
 
+use crate::batch_io::BatchChecker;
 use crate::cli::{IoMode, VerifyArgs, When};
 use crate::io::{Checked, Checker, RunState};
-use crate::walk::{self, Found, Order};
+use crate::walk::{self, is_stdin, Found, Order};
 use membrane_frame::VerifyLevel;
 use report::Reporter;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
@@ -123,6 +125,9 @@ pub fn verify_paths(roots: &[PathBuf], settings: &Settings) -> (Summary, Vec<Ver
             let (queued, run) = (&queued, &run);
             scope.spawn(move || {
                 let mut checker = Checker::new(settings.level, settings.io, settings.buffer_size);
+                if settings.io == IoMode::Read && BatchChecker::applies(settings.level) {
+                    return batch_worker(&mut checker, queued, &done, run, settings);
+                }
                 loop {
                     let next = queued.lock().unwrap_or_else(PoisonError::into_inner).recv();
                     let Ok(mut entry) = next else { break };
@@ -181,6 +186,73 @@ fn check(checker: &mut Checker, path: &Path, run: &RunState, settings: &Settings
         *checker = Checker::new(settings.level, settings.io, settings.buffer_size);
         Checked::unreadable(io::Error::other("internal error"))
     })
+}
+
+/// A worker at the hashing levels: several files in flight at once (the library's
+/// `StreamBatch`), so one core runs several SHA-256 streams. Standard input and the
+/// walk's non-files go through as in the one-file worker. A panic (a bug) ends the
+/// batch's files with an I/O error each, and the worker goes on.
+fn batch_worker(
+    checker: &mut Checker,
+    queued: &Mutex<mpsc::Receiver<Entry>>,
+    done: &mpsc::Sender<Entry>,
+    run: &RunState,
+    settings: &Settings,
+) {
+    let mut batch = BatchChecker::new(settings.level, settings.buffer_size);
+    let mut closed = false;
+    while !closed && !run.stop.load(Ordering::Relaxed) {
+        // The entries in the batch's lanes, by sequence number: reported as lost if the
+        // batch panics.
+        let in_lanes: RefCell<BTreeMap<u64, Entry>> = RefCell::default();
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| {
+            let next = |wait: bool| -> Option<(u64, PathBuf)> {
+                loop {
+                    let receiver = queued.lock().unwrap_or_else(PoisonError::into_inner);
+                    let next = if wait { receiver.recv().ok() } else { receiver.try_recv().ok() };
+                    drop(receiver);
+                    let Some(mut entry) = next else {
+                        closed |= wait;
+                        return None;
+                    };
+                    if run.stop.load(Ordering::Relaxed) {
+                        closed = true;
+                        return None;
+                    }
+                    match &entry.item {
+                        Found::File { path } if !is_stdin(path) => {
+                            let path = path.clone();
+                            let seq = entry.seq;
+                            in_lanes.borrow_mut().insert(seq, entry);
+                            return Some((seq, path));
+                        }
+                        Found::File { path } => entry.checked = Some(check(checker, path, run, settings)),
+                        _ => {}
+                    }
+                    if done.send(entry).is_err() {
+                        closed = true;
+                        return None;
+                    }
+                }
+            };
+            batch.run(next, run, |seq, checked| {
+                if let Some(mut entry) = in_lanes.borrow_mut().remove(&seq) {
+                    entry.checked = Some(checked);
+                    let _ = done.send(entry);
+                }
+            });
+        }));
+        if ran.is_err() {
+            batch = BatchChecker::new(settings.level, settings.buffer_size);
+        }
+        for (_, mut entry) in in_lanes.into_inner() {
+            entry.checked = Some(Checked::unreadable(io::Error::other("internal error")));
+            let _ = done.send(entry);
+        }
+        if ran.is_ok() {
+            return;
+        }
+    }
 }
 
 /// How far the walk may run ahead: it waits while [`IN_FLIGHT`] entries are found and
