@@ -5,36 +5,11 @@
 
 mod common;
 
-use common::{read_jsonl, read_vector_file};
+use common::{damaged_frames, vector_frames};
 use membrane_frame::frame::verify_batch;
 use membrane_frame::{Frame, ParseMode, ReadOptions, VerifyLevel};
 
 const LEVELS: [VerifyLevel; 4] = [VerifyLevel::Layout, VerifyLevel::Identity, VerifyLevel::Trailer, VerifyLevel::Full];
-
-fn vector_frames() -> Vec<Vec<u8>> {
-    read_jsonl("frames.jsonl").iter().map(|case| read_vector_file(case["file"].as_str().unwrap())).collect()
-}
-
-/// Damaged copies: a bit flipped at a spread of positions, cut short, one byte longer.
-fn damaged(frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for (n, frame) in frames.iter().enumerate() {
-        for step in [1usize, 7, 13] {
-            let at = (n * 31 + step * 977) % frame.len().max(1);
-            if let Some(byte) = frame.get(at) {
-                let mut copy = frame.clone();
-                copy[at] = byte ^ (1 << (step % 8));
-                out.push(copy);
-            }
-        }
-        out.push(frame[..frame.len() / 2].to_vec());
-        out.push(frame[..frame.len().saturating_sub(1)].to_vec());
-        let mut longer = frame.clone();
-        longer.push(0);
-        out.push(longer);
-    }
-    out
-}
 
 fn assert_same_verdicts(frames: &[Vec<u8>], options: &ReadOptions) {
     let views: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
@@ -52,7 +27,7 @@ fn assert_same_verdicts(frames: &[Vec<u8>], options: &ReadOptions) {
 fn the_batch_verifier_equals_the_one_frame_reader_on_every_vector_and_damaged_copy() {
     let frames = vector_frames();
     assert!(frames.len() >= 100, "frame vectors found: {}", frames.len());
-    let damaged = damaged(&frames);
+    let damaged = damaged_frames(&frames);
     for level in LEVELS {
         for mode in [ParseMode::Exact, ParseMode::Prefix] {
             let options = ReadOptions::new().level(level).mode(mode);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{read_jsonl, read_vector_file};
+use common::{damaged_frames, vector_frames};
 use membrane_frame::batch_hash::{Kernel, LANES};
 use membrane_frame::frame::StreamBatch;
 use membrane_frame::{Error, Frame, ParseMode, ReadOptions, StreamStatus, StreamVerifier, StreamedFrame, VerifyLevel};
@@ -17,31 +17,6 @@ const IDENTITY_BUF: usize = 8192;
 type Statuses = Vec<Result<StreamStatus, Error>>;
 /// A frame in a lane: its index, its chunks, how many are fed, its statuses so far.
 type InLane<'a> = (usize, Vec<&'a [u8]>, usize, Statuses);
-
-fn vector_frames() -> Vec<Vec<u8>> {
-    read_jsonl("frames.jsonl").iter().map(|case| read_vector_file(case["file"].as_str().unwrap())).collect()
-}
-
-/// A bit flipped at a spread of positions, cut short, one byte longer.
-fn damaged(frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for (n, frame) in frames.iter().enumerate() {
-        for step in [1usize, 5, 11] {
-            let at = (n * 37 + step * 613) % frame.len().max(1);
-            if let Some(byte) = frame.get(at) {
-                let mut copy = frame.clone();
-                copy[at] = byte ^ (1 << (step % 8));
-                out.push(copy);
-            }
-        }
-        out.push(frame[..frame.len() / 3].to_vec());
-        out.push(frame[..frame.len().saturating_sub(3)].to_vec());
-        let mut longer = frame.clone();
-        longer.extend_from_slice(b"xy");
-        out.push(longer);
-    }
-    out
-}
 
 /// The chunks frame `index` is fed in: lengths cycling through `pattern` from a phase
 /// that depends on the frame, so lanes end their frames out of step.
@@ -168,7 +143,7 @@ fn assert_same(frames: &[Vec<u8>], options: ReadOptions, pattern: &[usize]) {
 fn the_streamed_batch_equals_the_one_frame_verifier_on_every_vector_and_damaged_copy() {
     let frames = vector_frames();
     assert!(frames.len() >= 100, "frame vectors found: {}", frames.len());
-    let damaged = damaged(&frames);
+    let damaged = damaged_frames(&frames);
     let patterns: [&[usize]; 3] = [&[4096], &[1, 63, 64, 200, 7], &[13, 1000]];
     for level in LEVELS {
         for mode in [ParseMode::Exact, ParseMode::Prefix] {

@@ -43,6 +43,40 @@ pub fn read_vector_file(relative: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The bytes of every frame vector (`frames.jsonl`), in its order.
+pub fn vector_frames() -> Vec<Vec<u8>> {
+    read_jsonl("frames.jsonl").iter().map(|case| read_vector_file(case["file"].as_str().unwrap())).collect()
+}
+
+/// Damaged copies of `frames`, for the tests that compare two readers on bad input: a
+/// bit flipped at a spread of positions, cut to a third, a half and one to three bytes
+/// short, one and two bytes longer.
+pub fn damaged_frames(frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (n, frame) in frames.iter().enumerate() {
+        for step in [1usize, 5, 7, 11, 13] {
+            let at = (n * 31 + step * 977) % frame.len().max(1);
+            if let Some(byte) = frame.get(at) {
+                let mut copy = frame.clone();
+                copy[at] = byte ^ (1 << (step % 8));
+                out.push(copy);
+            }
+        }
+        for keep in [frame.len() / 3, frame.len() / 2] {
+            out.push(frame[..keep].to_vec());
+        }
+        for short in [1, 3] {
+            out.push(frame[..frame.len().saturating_sub(short)].to_vec());
+        }
+        for extra in [&b"\0"[..], b"xy"] {
+            let mut longer = frame.clone();
+            longer.extend_from_slice(extra);
+            out.push(longer);
+        }
+    }
+    out
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
