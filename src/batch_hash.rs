@@ -582,4 +582,14 @@ mod tests {
         assert_eq!(lanes.len(LANES), 0);
         assert!(lanes.is_empty(LANES));
     }
+
+    #[test]
+    fn a_lane_is_empty_exactly_until_it_is_fed_a_byte_and_again_after_it_finishes() {
+        let mut lanes = StreamLanes::new();
+        lanes.update([b"abc", &[], &[7u8; 200]]);
+        assert_eq!((lanes.len(0), lanes.len(1), lanes.len(2)), (3, 0, 200));
+        assert_eq!((lanes.is_empty(0), lanes.is_empty(1), lanes.is_empty(2)), (false, true, false));
+        lanes.finish(2).unwrap();
+        assert!(lanes.is_empty(2) && !lanes.is_empty(0));
+    }
 }

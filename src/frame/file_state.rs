@@ -129,7 +129,13 @@ impl FileState {
         #[cfg(unix)]
         return self.inode == other.inode;
         #[cfg(not(unix))]
-        return self.len == other.len && self.modified == other.modified;
+        return self.same_length_and_time(other);
+    }
+
+    /// Where no inode tells files apart: the same length and modification time.
+    #[cfg(not(unix))]
+    fn same_length_and_time(&self, other: &FileState) -> bool {
+        self.len == other.len && self.modified == other.modified
     }
 }
 
@@ -174,6 +180,16 @@ mod tests {
         let (path, file, state) = opened(&scratch, 100);
         assert_eq!((state.len(), state.is_empty()), (100, false));
         assert_eq!(state.change_since(&file, &path), None);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
+    fn an_empty_file_is_empty_and_one_byte_is_not() {
+        let scratch = Scratch::new("empty");
+        let (_, _, state) = opened(&scratch, 0);
+        assert_eq!((state.len(), state.is_empty()), (0, true));
+        let (_, _, state) = opened(&scratch, 1);
+        assert_eq!((state.len(), state.is_empty()), (1, false));
     }
 
     #[test]

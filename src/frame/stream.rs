@@ -324,7 +324,7 @@ impl<'b> StreamVerifier<'b> {
         if let Some(err) = self.failed {
             return Err(err);
         }
-        if self.options.level >= VerifyLevel::Trailer || (self.stage == Stage::Head && self.head_remaining() > 0) {
+        if self.options.level >= VerifyLevel::Trailer || self.stage == Stage::Head {
             return Err(Error::new(
                 ErrorCode::InvalidState,
                 "only bytes past the head can be skipped, below the trailer level",
@@ -489,16 +489,11 @@ impl<'b> StreamVerifier<'b> {
 
     /// [`finish`](Self::finish) with the payload's digest computed by the caller (`None`
     /// below the trailer level, where nothing is hashed).
-    pub(super) fn finish_with_digest(
-        mut self,
-        payload_digest: Option<Sha256Digest>,
-    ) -> Result<StreamedFrame<'b>, Error> {
+    pub(super) fn finish_with_digest(self, payload_digest: Option<Sha256Digest>) -> Result<StreamedFrame<'b>, Error> {
         if let Some(err) = self.failed {
             return Err(err);
         }
-        if self.stage == Stage::Trailer && self.trailer_seen == 8 {
-            self.advance()?;
-        }
+        // The trailer's last byte moved the stream to `Complete` in the same call.
         if self.stage != Stage::Complete {
             return Err(self.truncation_error());
         }

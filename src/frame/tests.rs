@@ -4,6 +4,7 @@
 use super::*;
 use crate::{ErrorCode, IoSink, SliceSink};
 use std::vec::Vec;
+use zerocopy::IntoBytes as _;
 
 fn frame() -> Vec<u8> {
     example_frame()
@@ -60,6 +61,106 @@ fn reports_offsets_and_fields() {
     assert_eq!((err.code(), err.offset()), (ErrorCode::TrailingBytes, Some(bytes.len() as u64)));
     let (_, rest) = Frame::parse_with(&extra, &ReadOptions::new().mode(ParseMode::Prefix)).unwrap();
     assert_eq!(rest, &[0]);
+}
+
+#[test]
+fn body_errors_point_at_the_same_byte_at_every_level() {
+    // The payload length field follows the identity; bytes past the trailer start at the
+    // frame's end. The layout level, which reads no identity, counts the same offsets.
+    let bytes = frame();
+    let identity_end = 14 + Frame::parse(&bytes).unwrap().identity_json().len() as u64;
+    let mut extra = bytes.clone();
+    extra.push(0);
+    for level in VerifyLevel::ALL {
+        let options = ReadOptions::new().level(level);
+        let err = Frame::parse_with(&bytes[..bytes.len() - 1], &options).unwrap_err();
+        assert_eq!(
+            (err.code(), err.offset(), err.field()),
+            (ErrorCode::PayloadOverrun, Some(identity_end), Some("payload_len"))
+        );
+        let err = Frame::parse_with(&extra, &options).unwrap_err();
+        assert_eq!((err.code(), err.offset()), (ErrorCode::TrailingBytes, Some(bytes.len() as u64)), "{level:?}");
+    }
+}
+
+#[test]
+fn skipping_is_refused_until_the_head_is_in_and_leaves_the_verifier_usable() {
+    // The head stage ends with its last byte (the next stage starts in the same call),
+    // so a verifier still in it always lacks head bytes.
+    let bytes = frame();
+    let head_len = bytes.len() - 5 - 8;
+    let options = ReadOptions::new().level(VerifyLevel::Identity);
+    let mut identity = [0u8; 1024];
+    let mut verifier = StreamVerifier::new(options, &mut identity);
+    for cut in [0, 1, 14, head_len - 1] {
+        assert_eq!(verifier.skip(1).unwrap_err().code(), ErrorCode::InvalidState, "after {cut} bytes");
+        verifier.feed(&bytes[verifier.received() as usize..cut]).unwrap();
+    }
+    verifier.feed(&bytes[head_len - 1..head_len]).unwrap();
+    assert_eq!(verifier.skip(13).unwrap(), StreamStatus::Complete { consumed: 13 });
+    assert!(verifier.finish().is_ok());
+}
+
+#[test]
+fn the_identity_length_is_known_from_the_fourteenth_byte() {
+    // identity_len's last byte is the header's 14th: from there on the stream knows how
+    // many head bytes it still needs, even for a length whose top byte is not zero.
+    let mut head = FrameHeader::v5(0x0100_0005).as_bytes().to_vec();
+    head.extend_from_slice(&[0; 8]);
+    for chunk in [1, 14] {
+        let mut identity = [0u8; 16];
+        let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
+        let mut status = None;
+        for piece in head[..14].chunks(chunk) {
+            status = Some(verifier.feed(piece).unwrap());
+        }
+        assert_eq!(status, Some(StreamStatus::NeedMore(8 + 0x0100_0005)), "fed {chunk} bytes at a time");
+    }
+}
+
+#[test]
+fn the_header_is_checked_when_its_twenty_second_byte_arrives() {
+    // 22 bytes (header and payload length) decide; one fewer is still a short stream.
+    let mut bytes = frame();
+    bytes[0] = b'X';
+    for chunk in [1, 22] {
+        let mut identity = [0u8; 1024];
+        let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
+        let mut fed = bytes[..22].chunks(chunk);
+        let last = fed.next_back().unwrap();
+        for piece in fed {
+            assert!(matches!(verifier.feed(piece), Ok(StreamStatus::NeedMore(_))), "fed {chunk} at a time");
+        }
+        assert_eq!(verifier.feed(last).unwrap_err().code(), ErrorCode::BadMagic, "fed {chunk} at a time");
+    }
+}
+
+#[test]
+fn streamed_errors_point_where_the_one_shot_reader_does() {
+    // (code, offset, field) of both readers on the same bytes, at the trailer level.
+    let verdicts = |bytes: &[u8]| {
+        let said = |err: crate::Error| (err.code(), err.offset(), err.field());
+        let one_shot = Frame::parse(bytes).map(|_| ()).map_err(said);
+        let mut identity = [0u8; 1024];
+        let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
+        let streamed = verifier.feed(bytes).map_err(said).and_then(|_| verifier.finish().map(|_| ()).map_err(said));
+        (one_shot, streamed)
+    };
+    let bytes = frame();
+    let identity_end = 14 + Frame::parse(&bytes).unwrap().identity_json().len();
+    let mut trailer_flipped = bytes.clone();
+    *trailer_flipped.last_mut().unwrap() ^= 1;
+    let mut endless = bytes.clone();
+    endless[identity_end..identity_end + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    for (damaged, code) in [
+        (&bytes[..bytes.len() - 3], ErrorCode::PayloadOverrun),
+        (&trailer_flipped[..], ErrorCode::TrailerMismatch),
+        (&endless[..], ErrorCode::PayloadOverrun),
+    ] {
+        let (one_shot, streamed) = verdicts(damaged);
+        assert_eq!(one_shot.unwrap_err().0, code);
+        assert_eq!(streamed, one_shot, "{code:?}");
+    }
 }
 
 #[test]
@@ -143,6 +244,8 @@ fn encoders_agree_and_report_sizes() {
     assert_eq!(encoder.frame_len(), bytes.len() as u64);
     let mut head = [0u8; 512];
     let head_len = encoder.write_head_into(&mut head).unwrap();
+    // The head is everything before the payload: its length is what the call returns.
+    assert_eq!(head_len, bytes.len() - 5 - 8);
     assert_eq!(&head[..head_len], &bytes[..head_len]);
 }
 
@@ -154,7 +257,10 @@ fn chunked_writer_checks_the_declared_length() {
     let mut out = Vec::new();
     let mut writer = ChunkedFrameWriter::begin(identity, 5, IoSink(&mut out)).unwrap();
     writer.write_payload(b"hel").unwrap();
-    assert!(matches!(writer.write_payload(b"lo!"), Err(WriteError::Frame(e)) if e.code() == ErrorCode::LengthMismatch));
+    // The refused chunk would have started at the frame's byte head + 3.
+    let head_len = bytes.len() as u64 - 5 - 8;
+    assert!(matches!(writer.write_payload(b"lo!"),
+        Err(WriteError::Frame(e)) if (e.code(), e.offset()) == (ErrorCode::LengthMismatch, Some(head_len + 3))));
     assert!(matches!(writer.finish(), Err(WriteError::Frame(e)) if e.code() == ErrorCode::LengthMismatch));
     let mut buf = [0u8; 512];
     let mut writer = ChunkedFrameWriter::begin(identity, 5, SliceSink::new(&mut buf)).unwrap();
