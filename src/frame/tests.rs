@@ -68,7 +68,7 @@ fn body_errors_point_at_the_same_byte_at_every_level() {
     // The payload length field follows the identity; bytes past the trailer start at the
     // frame's end. The layout level, which reads no identity, counts the same offsets.
     let bytes = frame();
-    let identity_end = 14 + Frame::parse(&bytes).unwrap().identity_json().len() as u64;
+    let identity_end = (HEADER_LEN + Frame::parse(&bytes).unwrap().identity_json().len()) as u64;
     let mut extra = bytes.clone();
     extra.push(0);
     for level in VerifyLevel::ALL {
@@ -88,7 +88,7 @@ fn skipping_is_refused_until_the_head_is_in_and_leaves_the_verifier_usable() {
     // The head stage ends with its last byte (the next stage starts in the same call),
     // so a verifier still in it always lacks head bytes.
     let bytes = frame();
-    let head_len = bytes.len() - 5 - 8;
+    let head_len = Frame::parse(&bytes).unwrap().payload_offset();
     let options = ReadOptions::new().level(VerifyLevel::Identity);
     let mut identity = [0u8; 1024];
     let mut verifier = StreamVerifier::new(options, &mut identity);
@@ -147,7 +147,7 @@ fn streamed_errors_point_where_the_one_shot_reader_does() {
         (one_shot, streamed)
     };
     let bytes = frame();
-    let identity_end = 14 + Frame::parse(&bytes).unwrap().identity_json().len();
+    let identity_end = HEADER_LEN + Frame::parse(&bytes).unwrap().identity_json().len();
     let mut trailer_flipped = bytes.clone();
     *trailer_flipped.last_mut().unwrap() ^= 1;
     let mut endless = bytes.clone();
@@ -245,7 +245,7 @@ fn encoders_agree_and_report_sizes() {
     let mut head = [0u8; 512];
     let head_len = encoder.write_head_into(&mut head).unwrap();
     // The head is everything before the payload: its length is what the call returns.
-    assert_eq!(head_len, bytes.len() - 5 - 8);
+    assert_eq!(head_len, parsed.payload_offset());
     assert_eq!(&head[..head_len], &bytes[..head_len]);
 }
 
@@ -258,7 +258,7 @@ fn chunked_writer_checks_the_declared_length() {
     let mut writer = ChunkedFrameWriter::begin(identity, 5, IoSink(&mut out)).unwrap();
     writer.write_payload(b"hel").unwrap();
     // The refused chunk would have started at the frame's byte head + 3.
-    let head_len = bytes.len() as u64 - 5 - 8;
+    let head_len = parsed.payload_offset() as u64;
     assert!(matches!(writer.write_payload(b"lo!"),
         Err(WriteError::Frame(e)) if (e.code(), e.offset()) == (ErrorCode::LengthMismatch, Some(head_len + 3))));
     assert!(matches!(writer.finish(), Err(WriteError::Frame(e)) if e.code() == ErrorCode::LengthMismatch));
