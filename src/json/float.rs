@@ -730,8 +730,171 @@ fn small(d: u64, exp: i64) -> Option<Option<f64>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_f64, short_decimal_at};
+    use super::super::pow5_table::{LARGEST_POWER, POW5_128, SMALLEST_POWER};
+    use super::{big, eisel_lemire, parse_f64, short_decimal_at, small, walk, Big, Long};
     use crate::json::number::scan_number;
+    use core::cmp::Ordering;
+
+    /// Cases per layer test: each layer is checked on its own, not only through
+    /// `parse_f64`, where a later layer would hide a layer that gives up too often.
+    const CASES: u64 = if cfg!(miri) { 30 } else { 20_000 };
+
+    /// splitmix64, so a failing case is reproducible.
+    fn next(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A non-zero significand of a random bit length, so short and long ones are tested.
+    fn significand(state: &mut u64) -> u64 {
+        (next(state) >> (next(state) % 64)).max(1)
+    }
+
+    /// `digits × 10^exp` as `str::parse` rounds it; `None` for infinity.
+    fn core_value(digits: &str, exp: i64) -> Option<u64> {
+        let value: f64 = format!("{digits}e{exp}").parse().unwrap();
+        value.is_finite().then(|| value.to_bits())
+    }
+
+    fn bits(value: Option<f64>) -> Option<u64> {
+        value.map(f64::to_bits)
+    }
+
+    #[test]
+    fn the_fast_and_u128_paths_decide_every_exponent_up_to_27_exactly() {
+        let mut state = 1;
+        for _ in 0..CASES {
+            let d = significand(&mut state);
+            let exp = (next(&mut state) % 55) as i64 - 27;
+            assert_eq!(small(d, exp).map(bits), Some(core_value(&d.to_string(), exp)), "{d}e{exp}");
+        }
+        for (d, exp) in [(1, 0), (u64::MAX, 27), (u64::MAX, -27), (1 << 53, 22), ((1 << 53) + 1, -22), (1, -27)] {
+            assert_eq!(small(d, exp).map(bits), Some(core_value(&d.to_string(), exp)), "{d}e{exp}");
+        }
+    }
+
+    #[test]
+    fn beyond_27_the_fast_path_takes_only_exact_integers_times_1e22() {
+        let mut state = 2;
+        for _ in 0..CASES {
+            let d = significand(&mut state) >> (next(&mut state) % 40);
+            let d = d.max(1);
+            let exp = 28 + (next(&mut state) % 20) as i64;
+            let exact = exp <= 37
+                && 10u64.checked_pow((exp - 22) as u32).and_then(|p| d.checked_mul(p)).is_some_and(|n| n <= 1 << 53);
+            let expected = exact.then(|| core_value(&d.to_string(), exp));
+            assert_eq!(small(d, exp).map(bits), expected, "{d}e{exp}");
+            assert_eq!(small(d, -exp), None, "{d}e-{exp}");
+        }
+        // The edges: the scaled integer at most 2^53, and 10^15 the largest scale.
+        assert_eq!(small(9_007_199_254, 28).map(bits), Some(core_value("9007199254", 28)));
+        assert_eq!(small(9_007_199_255, 28), None);
+        assert_eq!(small(9, 37).map(bits), Some(core_value("9", 37)));
+        assert_eq!(small(1, 38), None);
+    }
+
+    #[test]
+    fn eisel_lemire_decides_almost_every_case_and_always_as_core_does() {
+        let mut state = 3;
+        let span = (LARGEST_POWER - SMALLEST_POWER + 11) as u64;
+        let mut undecided = 0;
+        for _ in 0..CASES {
+            let w = significand(&mut state);
+            let q = SMALLEST_POWER - 5 + (next(&mut state) % span) as i64;
+            match eisel_lemire(w, q) {
+                Some(value) => assert_eq!(bits(value), core_value(&w.to_string(), q), "{w}e{q}"),
+                None => undecided += 1,
+            }
+        }
+        // Only rare near-halfway cases are left undecided: none among these.
+        assert_eq!(undecided, 0, "cases left to the exact path");
+        // Outside the table: zero below it, infinity above it, and zero for a zero `w`.
+        assert_eq!(eisel_lemire(u64::MAX, SMALLEST_POWER - 1).map(bits), Some(Some(0)));
+        assert_eq!(eisel_lemire(1, LARGEST_POWER + 1), Some(None));
+        assert_eq!(eisel_lemire(0, 10).map(bits), Some(Some(0)));
+        // The edges of the range: the largest double, the first infinite value, the
+        // smallest subnormal and the value that rounds down to zero.
+        for (w, q) in
+            [(17976931348623157, 292), (17976931348623159, 292), (49406564584124654, -340), (24703282292062327, -340)]
+        {
+            assert_eq!(eisel_lemire(w, q).map(bits), Some(core_value(&w.to_string(), q)), "{w}e{q}");
+        }
+    }
+
+    /// The digits as the big integer the exact path starts from.
+    fn big_digits(digits: &str) -> Big {
+        let mut long = Long { big: Big::from_u64(0), chunk: 0, chunk_digits: 0 };
+        assert_eq!(walk(digits.as_bytes(), 0, &mut long), Some((digits.len(), 0)));
+        long.flush();
+        long.big
+    }
+
+    #[test]
+    fn the_exact_path_computes_every_value_core_does() {
+        let mut state = 4;
+        for _ in 0..CASES / 4 {
+            let len = 1 + (next(&mut state) % 45) as usize;
+            let mut digits: String = (0..len).map(|_| char::from(b'0' + (next(&mut state) % 10) as u8)).collect();
+            // A first and a last digit that are not zero: `walk` would drop the zeros.
+            digits.replace_range(..1, &(1 + next(&mut state) % 9).to_string());
+            digits.replace_range(len - 1.., &(1 + next(&mut state) % 9).to_string());
+            // The caller's bounds: the value lies between 10^-325 and 10^311.
+            let magnitude = (next(&mut state) % 635) as i64 - 324;
+            let exp = magnitude - len as i64;
+            assert_eq!(bits(big(big_digits(&digits), exp)), core_value(&digits, exp), "{digits}e{exp}");
+        }
+    }
+
+    /// `5^q` normalised to 128 bits with the top bit set, by exact arithmetic, as
+    /// `scripts/pow5_table.py` makes it: truncated for `q >= 0`; for `q < 0`, one more
+    /// than the quotient `2^b / 5^-q` (`b` of the script), then truncated.
+    fn pow5_128(q: i64) -> u128 {
+        let mut power = Big::from_u64(1);
+        power.mul_pow5(q.unsigned_abs());
+        let len = power.bit_len();
+        let mut value = if q >= 0 {
+            power
+        } else {
+            let b = if q >= -27 { len + 127 } else { 2 * len + 128 };
+            let mut remainder = Big::from_u64(1);
+            remainder.shl(b);
+            // Binary long division, one quotient bit per step.
+            let steps = b + 1 - len;
+            let mut divisor = power;
+            divisor.shl(steps);
+            let mut quotient = Big::from_u64(0);
+            for _ in 0..=steps {
+                let bit = remainder.cmp(&divisor) != Ordering::Less;
+                if bit {
+                    remainder.sub(&divisor);
+                }
+                quotient.mul_add_small(2, u64::from(bit));
+                divisor.shr1();
+            }
+            quotient.mul_add_small(1, 1);
+            quotient
+        };
+        let len = value.bit_len();
+        if len < 128 {
+            value.shl(128 - len);
+        }
+        for _ in 128..len {
+            value.shr1();
+        }
+        value.to_u128().unwrap()
+    }
+
+    #[test]
+    fn the_power_of_five_table_is_exact() {
+        let step = if cfg!(miri) { 217 } else { 1 };
+        for q in (SMALLEST_POWER..=LARGEST_POWER).step_by(step) {
+            let &(high, low) = POW5_128.get((q - SMALLEST_POWER) as usize).unwrap();
+            assert_eq!((u128::from(high) << 64) | u128::from(low), pow5_128(q), "5^{q}");
+        }
+    }
 
     #[test]
     fn agrees_with_core_on_hard_cases() {
