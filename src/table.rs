@@ -593,6 +593,45 @@ mod tests {
         Map::new(slots, 7)
     }
 
+    /// A hash that lets an outsider aim keys at one bucket would keep every map
+    /// correct, only slow: so the hash's quality is what these assertions check. Every
+    /// bit of the key, its length and every bit of the seed change the hash, by about
+    /// half its 32 bits on average (a weak mix changes fewer).
+    #[test]
+    fn the_hash_depends_on_every_key_bit_the_length_and_the_seed_and_mixes_them() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (lengths, rounds) = if cfg!(miri) { (0..12, 1) } else { (0..41, 8) };
+        let (mut flips, mut changed) = (0u64, 0u64);
+        for len in lengths {
+            for _ in 0..rounds {
+                let seed = next();
+                let key: std::vec::Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                let hash = seeded_hash(seed, &key);
+                let key_flips = (0..len * 8).map(|bit| {
+                    let mut flipped = key.clone();
+                    flipped[bit / 8] ^= 1 << (bit % 8);
+                    seeded_hash(seed, &flipped)
+                });
+                let seed_flips = (0..64).map(|bit| seeded_hash(seed ^ (1 << bit), &key));
+                for other in key_flips.chain(seed_flips) {
+                    let distance = (hash ^ other).count_ones();
+                    assert!(distance > 0, "a flipped bit left the hash of {key:?} unchanged");
+                    (flips, changed) = (flips + 1, changed + u64::from(distance));
+                }
+                let longer = [&key[..], &[0]].concat();
+                assert_ne!(hash, seeded_hash(seed, &longer), "a zero byte appended to {key:?}");
+            }
+        }
+        let mean = changed as f64 / flips as f64;
+        assert!((15.5..=16.5).contains(&mean), "a flipped bit changes {mean:.2} of 32 hash bits on average");
+    }
+
     #[test]
     fn ids_count_characters_not_bytes() {
         assert!(Id::new(&"é".repeat(128)).is_some());
