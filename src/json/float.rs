@@ -848,6 +848,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_shift_past_the_capacity_sets_overflow_instead_of_losing_the_value() {
+        // The shift reserves a limb for the bits carried out of the top one, so 2^2688
+        // (43 limbs moved, 44 used) is the largest power of two it makes.
+        let mut fits = Big::from_u64(1);
+        fits.shl(64 * 42);
+        assert!(!fits.overflow);
+        assert_eq!(fits.bit_len(), 64 * 42 + 1);
+        let mut past = Big::from_u64(1);
+        past.shl(64 * 43);
+        assert!(past.overflow);
+        let mut empty = Big::from_u64(0);
+        empty.shl(64 * 100);
+        assert!(!empty.overflow && empty.bit_len() == 0);
+    }
+
     /// `5^q` normalised to 128 bits with the top bit set, by exact arithmetic, as
     /// `scripts/pow5_table.py` makes it: truncated for `q >= 0`; for `q < 0`, one more
     /// than the quotient `2^b / 5^-q` (`b` of the script), then truncated.
