@@ -314,6 +314,7 @@ mod tests {
         for &code in ErrorCode::ALL {
             assert_eq!(ErrorCode::from_number(code.number()), Some(code));
             assert_eq!(ErrorCode::from_name(code.name()), Some(code));
+            assert_eq!(std::format!("{code}"), code.name(), "a code displays as its name");
         }
         assert_eq!(ErrorCode::from_number(0), None);
         assert_eq!(ErrorCode::from_number(14), None);

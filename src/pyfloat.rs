@@ -266,6 +266,13 @@ mod tests {
     }
 
     #[test]
+    fn a_repr_displays_as_its_text_and_debugs_with_its_type() {
+        let value = PyFloat::new(1e-5);
+        assert_eq!(std::format!("{value}"), "1e-05");
+        assert_eq!(std::format!("{value:?}"), "PyFloat(1e-05)");
+    }
+
+    #[test]
     #[allow(clippy::excessive_precision)] // exact ties need every digit
     fn layout_boundaries_follow_cpython() {
         let cases: &[(f64, &str)] = &[

@@ -211,4 +211,33 @@ mod tests {
         refs.acquire("h2", "b").unwrap();
         assert_eq!(refs.acquire("", "b").unwrap_err().code(), ErrorCode::InvalidArgument);
     }
+
+    #[test]
+    fn a_node_id_needs_1_to_128_characters() {
+        let (mut slots, mut nodes) = (std::vec![RefSlot::EMPTY; 2], std::vec![NodeSlot::EMPTY; 2]);
+        let mut refs = RefCounts::new(&mut slots, &mut nodes);
+        for node in ["", &"n".repeat(129)] {
+            let err = refs.acquire("h", node).unwrap_err();
+            assert_eq!((err.code(), err.reason()), (ErrorCode::InvalidArgument, "node_id must have 1-128 characters"));
+        }
+        refs.acquire("h", &"n".repeat(128)).unwrap();
+        assert_eq!(refs.len(), 1);
+    }
+
+    #[test]
+    fn the_table_lists_its_hashes_and_shows_its_size() {
+        let (mut slots, mut nodes) = (std::vec![RefSlot::EMPTY; 3], std::vec![NodeSlot::EMPTY; 2]);
+        let mut refs = RefCounts::with_seed(&mut slots, &mut nodes, 5);
+        assert_eq!(refs.capacity(), 3);
+        refs.acquire("h1", "a").unwrap();
+        refs.acquire("h2", "a").unwrap();
+        refs.acquire("h2", "b").unwrap();
+        let mut hashes: std::vec::Vec<&str> = refs.hashes().collect();
+        hashes.sort_unstable();
+        assert_eq!(hashes, ["h1", "h2"]);
+        assert_eq!(std::format!("{refs:?}"), "RefCounts { len: 2, capacity: 3 }");
+        // A node that holds nothing releases nothing while the others still hold it.
+        assert!(!refs.release("h1", "b"));
+        assert_eq!(refs.holder_count("h1"), 1);
+    }
 }

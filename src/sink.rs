@@ -227,6 +227,20 @@ mod tests {
     }
 
     #[test]
+    fn a_borrowed_sink_writes_into_the_sink_it_borrows() {
+        fn write_to(mut sink: impl ByteSink<Error = BufferFull>, bytes: &[u8]) -> Result<(), BufferFull> {
+            sink.write_bytes(bytes)
+        }
+        let mut buf = [0u8; 4];
+        let mut sink = SliceSink::new(&mut buf);
+        assert!(sink.is_empty());
+        assert_eq!(write_to(&mut sink, b"ab"), Ok(()));
+        assert_eq!(write_to(&mut sink, b"cde"), Err(BufferFull));
+        assert!(!sink.is_empty());
+        assert_eq!((sink.written(), sink.len()), (&b"ab"[..], 2));
+    }
+
+    #[test]
     fn buffered_sink_batches_and_passes_big_writes_through() {
         let mut out = [0u8; 64];
         let mut inner = SliceSink::new(&mut out);

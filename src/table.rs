@@ -685,7 +685,23 @@ mod tests {
                 let pos = m.find(k).unwrap();
                 assert_eq!(m.entry(pos).unwrap().value, *v);
             }
+            // Past the entries there is nothing to read, change or remove.
+            let len = m.len();
+            assert!(m.entry(len).is_none() && m.entry_mut(len).is_none());
+            m.swap_remove(len);
+            assert_eq!(m.len(), len);
         }
+    }
+
+    #[test]
+    fn ids_and_slots_format_as_their_text() {
+        let id = Id::new("node-é").unwrap();
+        assert_eq!(std::format!("{id}"), "node-é");
+        assert_eq!(std::format!("{id:?}"), "\"node-é\"");
+        let mut slot = Slot::empty(0u32);
+        slot.entry.key = id.clone();
+        assert_eq!(std::format!("{slot:?}"), "Slot { key: \"node-é\", .. }");
+        assert_eq!(std::format!("{:?}", NodeSlot { id }), "NodeSlot(\"node-é\")");
     }
 
     #[test]

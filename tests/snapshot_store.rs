@@ -383,3 +383,22 @@ fn latest_takes_the_largest_captured_at_ties_to_the_first_and_skips_unreadable_f
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(store.latest(&mut buf).unwrap_err().code(), ErrorCode::Io);
 }
+
+#[test]
+fn a_save_that_cannot_create_or_rename_its_temp_file_is_an_io_error_and_leaves_no_temp_file() {
+    let text = generation(1);
+    let snapshot = Snapshot::parse(&text).unwrap();
+    // No directory to create the temp file in.
+    let missing = test_dir("missing").join("absent");
+    let err = SnapshotStore::new(&missing).save(NODE, &snapshot).unwrap_err();
+    assert_eq!((err.code(), err.reason()), (ErrorCode::Io, "cannot create the temp file"));
+    // A non-empty directory where the snapshot would go: the rename fails.
+    let dir = test_dir("rename");
+    std::fs::create_dir_all(dir.join("node-7.json").join("inside")).unwrap();
+    let err = SnapshotStore::new(&dir).save(NODE, &snapshot).unwrap_err();
+    assert_eq!((err.code(), err.reason()), (ErrorCode::Io, "cannot rename the temp file onto the snapshot"));
+    assert!(temp_files(&dir).is_empty());
+    assert!(dir.join("node-7.json").join("inside").is_dir());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(missing.parent().unwrap()).unwrap();
+}

@@ -86,3 +86,18 @@ impl fmt::Display for JsonError {
 
 // `core::error::Error` (Rust 1.81) serves no_std users too.
 impl core::error::Error for JsonError {}
+
+#[cfg(test)]
+mod tests {
+    use super::{JsonError, JsonErrorKind};
+
+    #[test]
+    fn an_error_displays_its_reason_and_offset() {
+        let error = JsonError::new(JsonErrorKind::TooManyKeys, 17);
+        assert_eq!(std::format!("{error}"), "more object keys open at once than the key table holds at byte 17");
+        assert_eq!(
+            std::format!("{}", JsonError::new(JsonErrorKind::ExpectedColon, 0)),
+            "expected ':' after object key at byte 0"
+        );
+    }
+}

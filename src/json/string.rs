@@ -435,6 +435,9 @@ mod tests {
         assert!(!s.eq_str("aè\n😀"));
         let mut small = [0u8; 3];
         assert_eq!(s.unescape_into(&mut small), Err("aè\n😀/".len()));
+        // Without escapes the text is the value.
+        let plain = JsonStr::from_validated("aè😀", false);
+        assert_eq!(plain.decoded_len(), "aè😀".len());
     }
 
     #[test]

@@ -120,6 +120,9 @@ fn chunk_digest_must_match_in_lower_case() {
     assert_eq!(err(bad.verify_digest()), (ErrorCode::ChunkDigest, Some(7), Some("Chunk.sha256_hex")));
     let empty = Chunk { sha256_hex: "", ..chunk };
     assert_eq!(err(empty.verify_digest()).0, ErrorCode::ChunkDigest);
+    // A negative offset is no byte offset to point at.
+    let negative = Chunk { offset: -7, ..bad };
+    assert_eq!(err(negative.verify_digest()), (ErrorCode::ChunkDigest, None, Some("Chunk.sha256_hex")));
 }
 
 #[test]
@@ -141,6 +144,13 @@ fn reassembler_checks_the_sequence() {
     assert_eq!(
         err(r.push(&Chunk { chunk_index: 1, offset: 3, ..first })),
         (ErrorCode::ChunkSequence, Some(3), Some("Chunk.offset"))
+    );
+    // A negative offset is no byte offset to point at.
+    let mut r = new(&mut identity);
+    r.push(&first).unwrap();
+    assert_eq!(
+        err(r.push(&Chunk { chunk_index: 1, offset: -2, ..first })),
+        (ErrorCode::ChunkSequence, None, Some("Chunk.offset"))
     );
     // Nothing after is_last; no is_last at all is a cut transfer.
     let mut r = new(&mut identity);
@@ -188,4 +198,13 @@ fn shapes_are_equal_element_by_element_and_debug_as_a_list() {
     assert_eq!(Shape::from_values(&[]), Shape::default());
     assert_eq!(std::format!("{decoded:?}"), "[1, 2, -1, 300, 0]");
     assert_eq!(std::format!("{:?}", Shape::default()), "[]");
+    // Both kinds iterate by value and by reference, and know how many are left.
+    for shape in [decoded, Shape::from_values(&[1, 2, -1, 300, 0])] {
+        let by_ref: std::vec::Vec<i64> = (&shape).into_iter().collect();
+        assert_eq!(by_ref, [1, 2, -1, 300, 0]);
+        let mut iter = shape.into_iter();
+        assert_eq!(iter.size_hint(), (5, Some(5)));
+        iter.next();
+        assert_eq!(iter.size_hint(), (4, Some(4)));
+    }
 }

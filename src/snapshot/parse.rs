@@ -509,6 +509,15 @@ mod tests {
             ("{\"a\": \"n\"}", "{\"a\": null}", "shards.primary_map", "null"),
             ("\"request_count\": 0", "\"request_count\": 0.0", "server.request_count", "0.0"),
             ("[{\"host\"", "[7, {\"host\"", "membership", "7,"),
+            // A value of the wrong type, wherever it stands.
+            ("[{\"host\": \"h\", \"node_id\": \"n\", \"port\": 1}]", "{\"a\": 1}", "membership", "{\"a\""),
+            ("\"host\": \"h\"", "\"host\": 5", "membership.host", "5,"),
+            ("\"port\": 1", "\"port\": 1, \"cluster_epoch\": -1", "membership.cluster_epoch", "-1}"),
+            ("\"port\": 1", "\"port\": 1, \"missed_heartbeats\": \"x\"", "membership.missed_heartbeats", "\"x\"}"),
+            ("{\"a\": \"n\"}", "[\"n\"]", "shards.primary_map", "[\"n\"]"),
+            ("{\"a\": [\"n\"]}", "7", "shards.replica_map", "7}"),
+            ("{\"primary_map\": {\"a\": \"n\"}, \"replica_map\": {\"a\": [\"n\"]}}", "3", "shards", "3}"),
+            ("{\"error_count\": 0, \"request_count\": 0}", "null", "server", "null,"),
         ];
         for (from, to, field, at) in cases {
             let text = BASE.replacen(from, to, 1);

@@ -386,6 +386,12 @@ mod tests {
     }
 
     #[test]
+    fn a_map_is_empty_exactly_when_it_is_written_as_braces() {
+        assert!(GossipMap::parse(b" { } ").unwrap().is_empty());
+        assert!(!GossipMap::parse(br#"{"h": 1}"#).unwrap().is_empty());
+    }
+
+    #[test]
     fn merge_into_a_slice_writes_what_the_sink_merge_writes_or_nothing() {
         let a = GossipMap::parse(br#"{"h2": 20.5, "h1": 10}"#).unwrap();
         let b = GossipMap::parse(br#"{"h1": 30, "h0": 1}"#).unwrap();

@@ -331,6 +331,22 @@ mod tests {
         assert_eq!(tombstone("[]").map_err(|e| e.0), Err(ErrorCode::TombstoneJson));
         let long = std::format!(r#"{{"content_hash": "{}", "until": 1, "node_id": "n"}}"#, "h".repeat(129));
         assert_eq!(tombstone(&long).map_err(|e| e.1), Err(Some("content_hash")));
+        // An id that is not a string at all says so, at the value.
+        let text = r#"{"content_hash": 5, "until": 1, "node_id": "n"}"#;
+        let err = OpTombstone::parse(text.as_bytes()).unwrap_err();
+        assert_eq!((err.field(), err.reason(), err.offset()), (Some("content_hash"), "must be a string", Some(17)));
+    }
+
+    #[test]
+    fn bodies_built_from_rust_values_check_their_ids() {
+        for (hash, node, field) in
+            [("", "n", "content_hash"), ("h", "", "node_id"), ("h", &*"n".repeat(129), "node_id")]
+        {
+            for err in [OpTombstone::new(hash, 1.0, node).unwrap_err(), OpDelete::new(hash, node, None).unwrap_err()] {
+                assert_eq!((err.code(), err.field()), (ErrorCode::TombstoneField, Some(field)), "{hash:?} {node:?}");
+            }
+        }
+        assert!(OpTombstone::new("h", 1.0, &"n".repeat(128)).is_ok());
     }
 
     #[test]
