@@ -147,8 +147,8 @@ impl Big {
     }
 
     fn trim(&mut self) {
-        while self.len > 0 && self.used().last() == Some(&0) {
-            self.len -= 1;
+        while self.used().last() == Some(&0) {
+            self.len = self.len.saturating_sub(1);
         }
     }
 
@@ -846,6 +846,45 @@ mod tests {
             let exp = magnitude - len as i64;
             assert_eq!(bits(big(big_digits(&digits), exp)), core_value(&digits, exp), "{digits}e{exp}");
         }
+    }
+
+    #[test]
+    fn a_bit_below_the_top_64_rounds_a_halfway_value_up_wherever_it_is() {
+        // T = 2^63 + 2^10: its 53 leading bits and then exactly half a unit.
+        const T: u64 = (1 << 63) | (1 << 10);
+        let scaled = |low_bit: Option<u32>| {
+            // T × 2^74 = (T << 10) × 2^64, as limbs, and the extra bit.
+            let mut limbs = [0, T << 10, T >> 54];
+            if let Some(bit) = low_bit {
+                limbs[(bit / 64) as usize] |= 1 << (bit % 64);
+            }
+            let mut n = Big::from_u64(0);
+            for limb in limbs.into_iter().rev() {
+                n.shl(64);
+                n.mul_add_small(1, limb);
+            }
+            big(n, 0)
+        };
+        let even = 2f64.powi(137);
+        let up = (2f64.powi(52) + 1.0) * 2f64.powi(85);
+        // T × 2^74 is a tie: to even. A bit in the limb the top 64 bits end in (bits
+        // 64..74 lie below them) or in a limb below makes it more than half: up.
+        assert_eq!(scaled(None), Some(even));
+        assert_eq!(scaled(Some(64)), Some(up));
+        assert_eq!(scaled(Some(73)), Some(up));
+        assert_eq!(scaled(Some(3)), Some(up));
+    }
+
+    #[test]
+    fn a_value_of_up_to_two_limbs_is_a_u128() {
+        assert_eq!(Big::from_u64(0).to_u128(), Some(0));
+        assert_eq!(Big::from_u64(7).to_u128(), Some(7));
+        let mut two = Big::from_u64(3);
+        two.shl(64);
+        two.mul_add_small(1, 5);
+        assert_eq!(two.to_u128(), Some((3 << 64) | 5));
+        two.shl(64);
+        assert_eq!(two.to_u128(), None);
     }
 
     #[test]
