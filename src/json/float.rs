@@ -284,7 +284,7 @@ impl Digits for Long {
     fn push(&mut self, digit: u8) {
         self.chunk = self.chunk * 10 + u64::from(digit);
         self.chunk_digits += 1;
-        if self.chunk_digits == 19 {
+        if self.chunk_digits >= 19 {
             self.flush();
         }
     }
@@ -292,7 +292,7 @@ impl Digits for Long {
 
 impl Long {
     fn flush(&mut self) {
-        if self.chunk_digits > 0 {
+        if self.chunk_digits != 0 {
             self.big.mul_add_small(10u64.pow(self.chunk_digits), self.chunk);
             self.chunk = 0;
             self.chunk_digits = 0;
@@ -328,7 +328,7 @@ fn split(token: &str) -> Option<(bool, &[u8], i64)> {
             // Saturating far beyond any exponent that matters (no text is 10^17 bytes).
             exp = exp.saturating_mul(10).saturating_add(i64::from(b - b'0')).min(100_000_000_000_000_000);
         }
-        exp *= sign;
+        exp = exp.saturating_mul(sign);
     }
     Some((negative, mantissa, exp))
 }
@@ -885,6 +885,28 @@ mod tests {
         assert_eq!(two.to_u128(), Some((3 << 64) | 5));
         two.shl(64);
         assert_eq!(two.to_u128(), None);
+    }
+
+    /// What `walk` makes of a mantissa: the digits of `D`, their count and `e`.
+    fn walked(mantissa: &str) -> Option<(u64, usize, i64)> {
+        let mut short = super::Short(0);
+        walk(mantissa.as_bytes(), 0, &mut short).map(|(count, exp)| (short.0, count, exp))
+    }
+
+    #[test]
+    fn walk_keeps_zeros_only_before_a_non_zero_digit_and_scales_for_the_rest() {
+        assert_eq!(walked("1000"), Some((1, 1, 3)));
+        assert_eq!(walked("100.0100"), Some((10001, 5, -2)));
+        assert_eq!(walked("000.000120"), Some((12, 2, -5)));
+        assert_eq!(walked("0.0"), Some((0, 0, -1)));
+        assert_eq!(walked("1.2.3"), None);
+        assert_eq!(walked("."), None);
+        // Past 800 digits: the rest scale the value, a non-zero one as a sticky digit.
+        let long = std::format!("{}{}", "9".repeat(800), "0".repeat(5));
+        let mut digits = Long { big: Big::from_u64(0), chunk: 0, chunk_digits: 0 };
+        assert_eq!(walk(long.as_bytes(), 0, &mut digits), Some((800, 5)));
+        let sticky = std::format!("{}{}5", "9".repeat(800), "0".repeat(4));
+        assert_eq!(walk(sticky.as_bytes(), 0, &mut digits), Some((801, 4)));
     }
 
     #[test]
