@@ -362,8 +362,8 @@ fn walk<D: Digits>(mantissa: &[u8], mut exp: i64, digits: &mut D) -> Option<(usi
         if count == 0 && digit == 0 {
             continue; // a leading zero
         }
-        if digit == 0 && count < MAX_DIGITS {
-            pending_zeros += 1; // kept only if a non-zero digit follows
+        if digit == 0 {
+            pending_zeros += 1; // kept only if a non-zero digit follows (and there is room)
             continue;
         }
         // A non-zero digit (or any digit once full): first the zeros before it.
@@ -472,10 +472,10 @@ fn magnitude(token: &str) -> Option<Option<f64>> {
     }
     // The value lies in [10^(count+exp-1), 10^(count+exp)).
     let decimal_magnitude = (count as i64).saturating_add(exp);
-    if decimal_magnitude > 310 {
-        return Some(None);
+    if decimal_magnitude >= 310 {
+        return Some(None); // at least 10^309, above the largest double
     }
-    if decimal_magnitude < -324 {
+    if decimal_magnitude <= -324 {
         return Some(Some(0.0)); // below 10^-324, less than half the smallest subnormal
     }
     if count <= 19 {
@@ -907,6 +907,18 @@ mod tests {
         assert_eq!(walk(long.as_bytes(), 0, &mut digits), Some((800, 5)));
         let sticky = std::format!("{}{}5", "9".repeat(800), "0".repeat(4));
         assert_eq!(walk(sticky.as_bytes(), 0, &mut digits), Some((801, 4)));
+    }
+
+    #[test]
+    fn long_significands_with_enormous_exponents_are_infinity_or_zero_at_once() {
+        let digits = "1".repeat(30);
+        for (exp, expected) in [("99999999999999999999", f64::INFINITY), ("-99999999999999999999", 0.0)] {
+            assert_eq!(parse_f64(&std::format!("{digits}e{exp}")), expected);
+        }
+        // The bounds of the early answers: 10^309 and 10^-324 are beyond the doubles.
+        for token in [std::format!("{digits}e279"), std::format!("{digits}e278"), std::format!("{digits}e-354")] {
+            assert_eq!(parse_f64(&token).to_bits(), token.parse::<f64>().unwrap().to_bits(), "{token}");
+        }
     }
 
     #[test]
