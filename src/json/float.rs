@@ -548,7 +548,7 @@ fn eisel_lemire(w: u64, q: i64) -> Option<Option<f64>> {
     mantissa += mantissa & 1;
     mantissa >>= 1;
     if mantissa >= 2 << 52 {
-        mantissa = 1 << 52;
+        mantissa >>= 1; // 2^53, carried out of the significand: 2^52 one binade up
         power2 += 1;
     }
     mantissa &= !(1 << 52);
@@ -731,7 +731,7 @@ fn small(d: u64, exp: i64) -> Option<Option<f64>> {
 #[cfg(test)]
 mod tests {
     use super::super::pow5_table::{LARGEST_POWER, POW5_128, SMALLEST_POWER};
-    use super::{big, eisel_lemire, parse_f64, short_decimal_at, small, walk, Big, Long};
+    use super::{big, eisel_lemire, parse_f64, short_decimal, short_decimal_at, small, walk, Big, Long};
     use crate::json::number::scan_number;
     use core::cmp::Ordering;
 
@@ -919,6 +919,68 @@ mod tests {
         for token in [std::format!("{digits}e279"), std::format!("{digits}e278"), std::format!("{digits}e-354")] {
             assert_eq!(parse_f64(&token).to_bits(), token.parse::<f64>().unwrap().to_bits(), "{token}");
         }
+    }
+
+    #[test]
+    fn short_tokens_are_split_into_digits_and_exponent_in_one_pass() {
+        for (token, expected) in [
+            ("60.0", Some((600, -1))),
+            ("-0.87", Some((87, -2))),
+            ("1e-07", Some((1, -7))),
+            ("2.5E+05", Some((25, 4))),
+            ("1234567890123456789", Some((1_234_567_890_123_456_789, 0))),
+            ("12345678901234567890", None),
+            ("1.", None),
+            ("1e", None),
+            ("1e+", None),
+            ("1x", None),
+            ("1e5x", None),
+        ] {
+            assert_eq!(short_decimal(token), expected, "{token}");
+        }
+    }
+
+    /// `w` with its top bit set for which the first 64×64-bit product's low word is
+    /// all ones, for the table entry of `q`: `w = -1 / high5 mod 2^64` (odd `high5`).
+    /// `None` where no such `w` has its top bit set, or where the low word of the
+    /// power would be added in too.
+    fn all_ones_low_word(q: i64) -> Option<u64> {
+        let (high5, _) = POW5_128[(q - SMALLEST_POWER) as usize];
+        if high5 % 2 == 0 {
+            return None;
+        }
+        // Newton's iteration for the inverse modulo 2^64 (each step doubles the bits).
+        let mut inverse = high5;
+        for _ in 0..6 {
+            inverse = inverse.wrapping_mul(2u64.wrapping_sub(high5.wrapping_mul(inverse)));
+        }
+        let w = inverse.wrapping_neg();
+        let product = u128::from(w) * u128::from(high5);
+        let mask = u64::MAX >> 55;
+        (w >> 63 == 1 && product as u64 == u64::MAX && (product >> 64) as u64 & mask != mask).then_some(w)
+    }
+
+    #[test]
+    fn an_all_ones_low_word_is_decided_where_the_power_is_exact_or_a_nearest_quotient() {
+        // Within -27..=55 the table's power is exact or one unit off in a way that
+        // cannot hide a carry, so Eisel–Lemire still decides; outside it gives up.
+        let mut found = (0, 0, 0);
+        for q in -60..=80 {
+            let Some(w) = all_ones_low_word(q) else { continue };
+            let result = eisel_lemire(w, q);
+            if (-27..=55).contains(&q) {
+                assert_eq!(result.map(bits), Some(core_value(&w.to_string(), q)), "{w}e{q}");
+                if q < 0 {
+                    found.0 += 1
+                } else {
+                    found.1 += 1
+                }
+            } else {
+                assert_eq!(result, None, "{w}e{q}");
+                found.2 += 1;
+            }
+        }
+        assert!(found.0 > 0 && found.1 > 0 && found.2 > 0, "cases found: {found:?}");
     }
 
     #[test]
