@@ -696,8 +696,8 @@ fn small(d: u64, exp: i64) -> Option<Option<f64>> {
         if (-22..0).contains(&exp) {
             return Some(Some(d as f64 / *POW10.get(exp.unsigned_abs() as usize)?));
         }
-        if (23..=22 + 15).contains(&exp) {
-            // D × 10^(e-22) may still be an exact integer below 2^53.
+        if (23..=37).contains(&exp) {
+            // D × 10^(e-22) may still be an exact integer below 2^53 (so e-22 <= 15).
             if let Some(scaled) = 10u64.checked_pow((exp - 22) as u32).and_then(|p| d.checked_mul(p)) {
                 if scaled <= 1 << 53 {
                     return Some(Some(scaled as f64 * 1e22));
@@ -723,7 +723,7 @@ fn small(d: u64, exp: i64) -> Option<Option<f64>> {
         let a = u128::from(d) << k; // < 2^(b_bits + 64) <= 2^127
         let q = a.checked_div(pow5)?;
         let rem = a.checked_rem(pow5)?;
-        normalize(q, -i64::from(k) + exp, rem != 0)
+        normalize(q, exp - i64::from(k), rem != 0)
     };
     Some(round(mant, exp2, sticky))
 }
@@ -981,6 +981,17 @@ mod tests {
             }
         }
         assert!(found.0 > 0 && found.1 > 0 && found.2 > 0, "cases found: {found:?}");
+    }
+
+    #[test]
+    fn the_exact_path_refuses_what_its_big_integers_cannot_hold() {
+        // Beyond the caller's bounds: 5^2000 has more bits than a Big holds; 5^1200
+        // fits, but the dividend scaled to 64 bits above it does not.
+        assert!(big(Big::from_u64(1), 2000).unwrap().is_nan());
+        assert!(big(Big::from_u64(1), -1200).unwrap().is_nan());
+        let mut full = Big::from_u64(1);
+        full.shl(64 * 43);
+        assert!(big(full, 0).unwrap().is_nan());
     }
 
     #[test]
