@@ -776,6 +776,36 @@ mod tests {
         }
     }
 
+    /// Products `d × 5^e` whose top 64 bits end exactly half a unit above a double's
+    /// last bit, with `r` in the bits dropped below them: a tie when `r` is 0, more
+    /// than half otherwise, wherever in those bits `r` lies.
+    #[test]
+    fn a_u128_product_just_above_a_halfway_point_rounds_up_and_one_on_it_to_even() {
+        let (mut ties, mut odd, mut even) = (0, 0, 0);
+        for e in 1..=27u32 {
+            let power = 5u128.pow(e);
+            // The bits dropped: as many as keep `d` below 2^64.
+            let drop = power.ilog2();
+            for k in (0..if cfg!(miri) { 40 } else { 4000u128 }).map(|k| 2 * k * 0x9E37_79B9) {
+                // 2^63 + an even significand tail, then exactly half a unit (bit 10).
+                let top = (1u128 << 63) | ((k % (1 << 52)) << 11) | (1 << 10);
+                let base = top << drop;
+                let r = (power - base % power) % power;
+                if r >= 1 << drop {
+                    continue;
+                }
+                let d = u64::try_from((base + r) / power).unwrap();
+                assert_eq!(small(d, i64::from(e)).map(bits), Some(core_value(&d.to_string(), i64::from(e))), "{d}e{e}");
+                match r {
+                    0 => ties += 1,
+                    _ if r % 2 == 1 => odd += 1,
+                    _ => even += 1,
+                }
+            }
+        }
+        assert!(ties > 0 && odd > 0 && even > 0, "ties {ties}, odd {odd}, even {even}");
+    }
+
     #[test]
     fn beyond_27_the_fast_path_takes_only_exact_integers_times_1e22() {
         let mut state = 2;
