@@ -937,6 +937,8 @@ mod tests {
         assert_eq!(walk(long.as_bytes(), 0, &mut digits), Some((800, 5)));
         let sticky = std::format!("{}{}5", "9".repeat(800), "0".repeat(4));
         assert_eq!(walk(sticky.as_bytes(), 0, &mut digits), Some((801, 4)));
+        let sticky = "9".repeat(802);
+        assert_eq!(walk(sticky.as_bytes(), 0, &mut digits), Some((801, 1)));
     }
 
     #[test]
