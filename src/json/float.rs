@@ -697,7 +697,7 @@ fn small(d: u64, exp: i64) -> Option<Option<f64>> {
             return Some(Some(d as f64 / *POW10.get(exp.unsigned_abs() as usize)?));
         }
         if (23..=37).contains(&exp) {
-            // D × 10^(e-22) may still be an exact integer below 2^53 (so e-22 <= 15).
+            // D × 10^(e-22) may still be an exact integer below 2^53 (10^16 alone is not).
             if let Some(scaled) = 10u64.checked_pow((exp - 22) as u32).and_then(|p| d.checked_mul(p)) {
                 if scaled <= 1 << 53 {
                     return Some(Some(scaled as f64 * 1e22));
