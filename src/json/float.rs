@@ -895,8 +895,10 @@ mod tests {
             }
             big(n, 0)
         };
-        let even = 2f64.powi(137);
-        let up = (2f64.powi(52) + 1.0) * 2f64.powi(85);
+        // 2^137 and its next double, (2^52 + 1) × 2^85, spelled as bits (Miri's `powi`
+        // is deliberately inexact).
+        let even = f64::from_bits((1023 + 137) << 52);
+        let up = f64::from_bits(((1023 + 137) << 52) | 1);
         // T × 2^74 is a tie: to even. A bit in the limb the top 64 bits end in (bits
         // 64..74 lie below them) or in a limb below makes it more than half: up.
         assert_eq!(scaled(None), Some(even));
