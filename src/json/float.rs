@@ -731,7 +731,7 @@ fn small(d: u64, exp: i64) -> Option<Option<f64>> {
 #[cfg(test)]
 mod tests {
     use super::super::pow5_table::{LARGEST_POWER, POW5_128, SMALLEST_POWER};
-    use super::{big, eisel_lemire, parse_f64, short_decimal, short_decimal_at, small, walk, Big, Long};
+    use super::{big, eisel_lemire, parse_f64, short_decimal, short_decimal_at, small, walk, Big, Digits, Long};
     use crate::json::number::scan_number;
     use core::cmp::Ordering;
 
@@ -846,10 +846,17 @@ mod tests {
         assert_eq!(eisel_lemire(1, LARGEST_POWER + 1), Some(None));
         assert_eq!(eisel_lemire(0, 10).map(bits), Some(Some(0)));
         // The edges of the range: the largest double, the first infinite value, the
-        // smallest subnormal and the value that rounds down to zero.
-        for (w, q) in
-            [(17976931348623157, 292), (17976931348623159, 292), (49406564584124654, -340), (24703282292062327, -340)]
-        {
+        // smallest subnormal and the value that rounds down to zero; then values that
+        // round up to a power of two, carrying out of the significand.
+        for (w, q) in [
+            (17976931348623157, 292),
+            (17976931348623159, 292),
+            (49406564584124654, -340),
+            (24703282292062327, -340),
+            (9999999999999999999, -19),
+            (1023999999999999999, -15),
+            (1099511627775999999, -6),
+        ] {
             assert_eq!(eisel_lemire(w, q).map(bits), Some(core_value(&w.to_string(), q)), "{w}e{q}");
         }
     }
@@ -1026,6 +1033,20 @@ mod tests {
         let mut full = Big::from_u64(1);
         full.shl(64 * 43);
         assert!(big(full, 0).unwrap().is_nan());
+    }
+
+    #[test]
+    fn long_digit_strings_move_into_the_big_integer_19_digits_at_a_time() {
+        let mut long = Long { big: Big::from_u64(0), chunk: 0, chunk_digits: 0 };
+        for _ in 0..18 {
+            long.push(9);
+        }
+        assert_eq!((long.big.len, long.chunk, long.chunk_digits), (0, 999_999_999_999_999_999, 18));
+        long.push(9);
+        assert_eq!((long.big.to_u128(), long.chunk_digits), (Some(9_999_999_999_999_999_999), 0));
+        long.push(1);
+        long.flush();
+        assert_eq!(long.big.to_u128(), Some(99_999_999_999_999_999_991));
     }
 
     #[test]
