@@ -462,6 +462,30 @@ mod tests {
         assert_eq!(t.nodes().collect::<std::vec::Vec<_>>(), ["a", "b", "c"]);
     }
 
+    /// Unused node ids are reclaimed only when a new id finds no free slot, so while
+    /// the list has room every id keeps its place (and the order `nodes` lists).
+    #[test]
+    fn node_ids_are_reclaimed_only_when_the_list_is_full() {
+        let mut slots = std::vec![TombstoneSlot::EMPTY; 4];
+        let mut nodes = std::vec![NodeSlot::EMPTY; 3];
+        let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+        table.record("h1", 10.0, Some("a")).unwrap();
+        table.record("h2", 10.0, Some("b")).unwrap();
+        assert!(table.remove("h1"));
+        // "a" is unused, but "c" still has a free slot: "a" keeps its place.
+        table.record("h2", 10.0, Some("c")).unwrap();
+        table.record("h3", 10.0, Some("a")).unwrap();
+        fn listed(table: &TombstoneTable<'_>, hash: &str) -> std::vec::Vec<std::string::String> {
+            table.get(hash).unwrap().nodes().map(std::string::String::from).collect()
+        }
+        assert_eq!(listed(&table, "h2"), ["b", "c"]);
+        assert_eq!(listed(&table, "h3"), ["a"]);
+        // Full now: a new id takes the place of one no tombstone uses.
+        assert!(table.remove("h3"));
+        table.record("h2", 10.0, Some("d")).unwrap();
+        assert_eq!(listed(&table, "h2"), ["d", "b", "c"]);
+    }
+
     #[test]
     fn signed_zero_merges_the_same_way_in_both_orders() {
         assert_eq!(later(-0.0, 0.0).to_bits(), 0.0f64.to_bits());
