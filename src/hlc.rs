@@ -124,7 +124,7 @@ impl Hlc {
         if now_ms > MAX_PHYSICAL_MS {
             return Err(physical_too_large());
         }
-        let larger = if remote > self { remote } else { self };
+        let larger = self.max(remote);
         if now_ms > larger.physical_ms() {
             return Hlc::pack(now_ms, 0);
         }
@@ -236,6 +236,9 @@ mod tests {
         assert_eq!(local.merge(Hlc::pack(100, 20).unwrap(), 0).unwrap().unpack(), (100, 21));
         assert_eq!(local.merge(Hlc::pack(200, 2).unwrap(), 0).unwrap().unpack(), (200, 3));
         assert_eq!(local.merge(Hlc::pack(50, 2).unwrap(), 0).unwrap().unpack(), (100, 10));
+        // A wall clock equal to the larger physical part does not advance it.
+        assert_eq!(local.merge(Hlc::pack(50, 2).unwrap(), 100).unwrap().unpack(), (100, 10));
+        assert_eq!(local.merge(Hlc::pack(100, 20).unwrap(), 100).unwrap().unpack(), (100, 21));
         assert_eq!(local.merge(Hlc::pack(50, 2).unwrap(), 300).unwrap().unpack(), (300, 0));
         assert!(local.merge(Hlc::ZERO, MAX_PHYSICAL_MS + 1).is_err());
     }
@@ -260,6 +263,15 @@ mod tests {
         assert_eq!(std::format!("{hlc}"), ((500u64 << 16) | 7).to_string());
         assert_eq!(std::format!("{hlc:?}"), "Hlc(500ms+7)");
         assert_eq!(u64::from(hlc), hlc.raw());
+    }
+
+    #[test]
+    fn the_largest_physical_time_is_accepted_and_one_more_is_refused() {
+        let start = Hlc::pack(100, 3).unwrap();
+        assert_eq!(start.tick(MAX_PHYSICAL_MS).unwrap().unpack(), (MAX_PHYSICAL_MS, 0));
+        assert_eq!(start.merge(Hlc::ZERO, MAX_PHYSICAL_MS).unwrap().unpack(), (MAX_PHYSICAL_MS, 0));
+        let error = start.tick(MAX_PHYSICAL_MS + 1).unwrap_err();
+        assert_eq!((error.code(), error.field()), (ErrorCode::InvalidArgument, Some("hlc")));
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl Digits {
         for &byte in text {
             match byte {
                 b'e' | b'E' => in_exponent = true,
-                b'-' if in_exponent => exponent_negative = true,
+                b'-' => exponent_negative = true, // only an exponent has a sign here
                 b'.' => after_point = true,
                 b'0'..=b'9' if in_exponent => {
                     written = written.saturating_mul(10).saturating_add(i32::from(byte - b'0'));
@@ -131,7 +131,7 @@ impl Digits {
             written = -written;
         }
         digits.exponent = point.saturating_sub(1).saturating_add(written);
-        while digits.count > 1 && digits.buf.get(digits.count - 1) == Some(&b'0') {
+        while digits.as_slice().last() == Some(&b'0') {
             digits.count -= 1;
         }
         if digits.count == 0 {
@@ -222,7 +222,7 @@ fn layout_scientific(out: &mut StackText<MAX_REPR_LEN>, digits: &[u8], exponent:
         out.push(b".");
         out.push(rest);
     }
-    out.push(if exponent < 0 { b"e-" } else { b"e+" });
+    out.push(if exponent.is_negative() { b"e-" } else { b"e+" });
     // At least two digits (an f64's decimal exponent has at most three).
     let magnitude = exponent.unsigned_abs().min(999);
     let hundreds = (magnitude / 100) as u8;
@@ -263,6 +263,33 @@ mod tests {
 
     fn repr(value: f64) -> std::string::String {
         PyFloat::new(value).as_str().into()
+    }
+
+    /// Both notations Ryū writes give the significant digits alone (the trailing
+    /// zeros of `100.0` and the leading ones of `0.00012` dropped) and the exponent of
+    /// the first digit, whatever the sign of the written exponent.
+    #[test]
+    fn digits_are_read_without_leading_or_trailing_zeros() {
+        let cases: &[(&[u8], &[u8], i32)] = &[
+            (b"100.0", b"1", 2),
+            (b"1000000000000000.0", b"1", 15),
+            (b"120.5", b"1205", 2),
+            (b"0.00012", b"12", -4),
+            (b"1e16", b"1", 16),
+            (b"1.2345e-7", b"12345", -7),
+            (b"5e-324", b"5", -324),
+            (b"1.7976931348623157e308", b"17976931348623157", 308),
+            (b"0.0", b"0", 0),
+        ];
+        for &(text, digits, exponent) in cases {
+            let read = Digits::from_text(text);
+            assert_eq!(
+                (read.as_slice(), read.exponent),
+                (digits, exponent),
+                "{}",
+                std::string::String::from_utf8_lossy(text)
+            );
+        }
     }
 
     #[test]

@@ -193,6 +193,7 @@ mod tests {
         refs.acquire("h", "a").unwrap();
         assert_eq!(refs.holder_count("h"), 1);
         assert!(!refs.release("h", "never-seen"));
+        assert!(!refs.is_empty());
         assert!(refs.release("h", "a"));
         assert_eq!(refs.holders("h").count(), 0);
         assert!(refs.is_empty());
@@ -210,6 +211,25 @@ mod tests {
         assert!(!refs.forget("h1"));
         refs.acquire("h2", "b").unwrap();
         assert_eq!(refs.acquire("", "b").unwrap_err().code(), ErrorCode::InvalidArgument);
+    }
+
+    /// A full node list frees the ids no entry holds: one that holds two hashes is in
+    /// use however many entries share its bit.
+    #[test]
+    fn a_node_holding_several_hashes_keeps_its_id_when_the_node_list_is_full() {
+        let (mut slots, mut nodes) = (std::vec![RefSlot::EMPTY; 4], std::vec![NodeSlot::EMPTY; 2]);
+        let mut refs = RefCounts::new(&mut slots, &mut nodes);
+        refs.acquire("h1", "a").unwrap();
+        refs.acquire("h2", "a").unwrap();
+        refs.acquire("h2", "b").unwrap();
+        assert_eq!((refs.holder_count("h1"), refs.holder_count("h2"), refs.holder_count("h3")), (1, 2, 0));
+        assert_eq!(refs.acquire("h3", "c").unwrap_err().code(), ErrorCode::TableFull);
+        assert_eq!(refs.holders("h1").collect::<std::vec::Vec<_>>(), ["a"]);
+        // Once "b" holds nothing its id is reclaimed for "c".
+        assert!(!refs.release("h2", "b"));
+        refs.acquire("h3", "c").unwrap();
+        assert_eq!(refs.holders("h3").collect::<std::vec::Vec<_>>(), ["c"]);
+        assert_eq!(refs.holders("h2").collect::<std::vec::Vec<_>>(), ["a"]);
     }
 
     #[test]

@@ -218,6 +218,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_the_expected_bytes_exactly_compare_equal() {
+        let write = |parts: &'static [&'static [u8]]| {
+            move |sink: &mut CompareSink<'_>| parts.iter().try_for_each(|part| sink.write_bytes(part))
+        };
+        assert!(writes_exactly(b"abc", write(&[b"ab", b"c"])));
+        assert!(writes_exactly(b"", write(&[])));
+        // A prefix is too little; the expected text and more is too much.
+        assert!(!writes_exactly(b"abc", write(&[b"ab"])));
+        assert!(!writes_exactly(b"abc", write(&[b"abc", b"d"])));
+        assert!(!writes_exactly(b"abc", write(&[b"abd"])));
+    }
+
+    #[test]
     fn slice_sink_never_overruns() {
         let mut buf = [0u8; 4];
         let mut sink = SliceSink::new(&mut buf);

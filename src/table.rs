@@ -632,6 +632,18 @@ mod tests {
         assert!((15.5..=16.5).contains(&mean), "a flipped bit changes {mean:.2} of 32 hash bits on average");
     }
 
+    /// Storage at another address gets another seed: 64 neighbouring addresses give
+    /// 64 seeds, so no bit of the address is lost in the mix.
+    #[test]
+    fn every_storage_address_gets_its_own_seed() {
+        let storage = [0u8; 64];
+        let mut seeds: std::vec::Vec<u64> = (0..64).map(|i| address_seed(&storage[i..])).collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        assert_eq!(seeds.len(), 64);
+        assert!(!seeds.contains(&0) && !seeds.contains(&1));
+    }
+
     #[test]
     fn ids_count_characters_not_bytes() {
         assert!(Id::new(&"é".repeat(128)).is_some());
@@ -677,6 +689,15 @@ mod tests {
                 m.sort();
             }
             assert_eq!(m.len(), model.len());
+            // The index holds one bucket per entry and nothing else: a removal that
+            // left its bucket behind would still find every key, and fill the index.
+            let mut pointed: std::vec::Vec<u32> = (0..m.buckets()).map(|b| m.bucket(b)).filter(|&v| v != 0).collect();
+            pointed.sort_unstable();
+            assert!(
+                pointed.iter().copied().eq(1..=m.len() as u32),
+                "index {pointed:?} for {} entries at step {step}",
+                m.len()
+            );
             if cfg!(miri) && step % 16 != 0 {
                 continue;
             }
@@ -691,6 +712,42 @@ mod tests {
             m.swap_remove(len);
             assert_eq!(m.len(), len);
         }
+    }
+
+    /// At load 1/2 linear probing keeps an entry about half a bucket past its home on
+    /// average, and the homes cover most buckets. A home that ignored the hash, or a
+    /// probe that skipped ahead, would still find every key, only slowly: so the spread
+    /// is what this checks, after inserts, after removals and after the index is rebuilt.
+    #[test]
+    fn entries_sit_near_their_home_bucket() {
+        let n = if cfg!(miri) { 64 } else { 1024 };
+        let mut storage: std::vec::Vec<Slot<u32>> = (0..n).map(|_| Slot::empty(0)).collect();
+        let mut m = map(&mut storage);
+        let check = |m: &Map<'_, u32>, when: &str| {
+            let buckets = m.buckets();
+            let mut homes = std::collections::BTreeSet::new();
+            let mut displacement = 0;
+            for pos in 0..m.len() {
+                let home = m.home(m.entry(pos).unwrap().hash);
+                homes.insert(home);
+                displacement += (m.bucket_of(pos).unwrap() + buckets - home) % buckets;
+            }
+            let mean = displacement as f64 / m.len() as f64;
+            assert!(mean < 1.0, "{when}: entries sit {mean:.2} buckets past their home on average");
+            // Expected distinct homes at load 1/2: 2n(1 - e^-1/2) = 0.79n.
+            assert!(homes.len() * 10 >= m.len() * 7, "{when}: {} homes for {} entries", homes.len(), m.len());
+        };
+        for i in 0..n {
+            m.insert_new(Id::new(&std::format!("key-{i}")).unwrap(), i as u32).unwrap();
+        }
+        check(&m, "inserted");
+        for i in (0..n).step_by(3) {
+            let pos = m.find(&std::format!("key-{i}")).unwrap();
+            m.swap_remove(pos);
+        }
+        check(&m, "removed");
+        m.sort();
+        check(&m, "sorted");
     }
 
     #[test]

@@ -64,6 +64,21 @@ fn field_rules() {
     assert_eq!(problem(&with(r#""model_id":"m","#, "")), (F, Some("model_id")));
 }
 
+/// An integer array's error says what is wrong with it, whichever field it is.
+#[test]
+fn integer_array_errors_name_the_problem() {
+    let reason = |from: &str, to: &str| PayloadIdentity::parse(with(from, to).as_bytes()).unwrap_err().reason();
+    assert_eq!(reason(r#""shape":[1]"#, r#""shape":{"a":1}"#), "expected an array of integers");
+    assert_eq!(reason(r#""layer_range":[0,1]"#, r#""layer_range":[0,1.5]"#), "element is not an integer");
+    assert_eq!(reason(r#""layer_range":[0,1]"#, r#""layer_range":[0,1.0]"#), "element is not an integer");
+    assert_eq!(reason(r#""shape":[1]"#, r#""shape":[1,"2"]"#), "element is not an integer");
+    assert_eq!(
+        reason(r#""token_span":[0,7]"#, r#""token_span":[0,9223372036854775808]"#),
+        "integer outside the signed 64-bit range"
+    );
+    assert_eq!(reason(r#""shape":[1]"#, &format!(r#""shape":[{}1]"#, "1,".repeat(16))), "more than 16 dimensions");
+}
+
 #[test]
 fn json_problems_win_over_field_problems() {
     let text = with(r#""dtype":"int8""#, r#""dtype":"bad","x":{"a":1,"a":2}"#);
@@ -90,7 +105,7 @@ fn escaped_keys_and_values_are_accepted_and_canonicalised() {
 #[test]
 fn built_identities_validate_their_values() {
     let values = values();
-    assert!(values.build().is_ok());
+    assert!(values.build().unwrap().is_canonical());
     assert!(IdentityValues { payload_hash: "", ..values }.build().is_err());
     assert!(IdentityValues { layer_range: InclusiveRange::new(3, 2), ..values }.build().is_err());
     assert!(IdentityValues { head_range: InclusiveRange::new(-1, 0), ..values }.build().is_err());

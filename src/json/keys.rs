@@ -219,12 +219,9 @@ impl<'a> Iterator for SortedEntries<'a> {
                 return None;
             }
             let after = self.block.last().map(|&(last, _)| last);
-            if after.is_some() && self.block.len() < BLOCK {
-                self.done = true;
-                return None;
-            }
             next_block(self.text, self.at, after, &mut self.block, &mut |_| {});
             self.next = 0;
+            // A short block holds every key left: the walk ends with it.
             if self.block.len() < BLOCK {
                 self.done = true;
             }
@@ -301,6 +298,10 @@ mod tests {
             let mut expected = keys.clone();
             expected.sort();
             assert_eq!(sorted_keys(&text), expected, "{n}");
+            let mut walk = SortedEntries::new(&text, 1, false);
+            let walked: std::vec::Vec<std::string::String> = walk.by_ref().map(|(key, _)| key.to_string()).collect();
+            assert_eq!(walked, expected, "{n}");
+            assert!(walk.next().is_none(), "{n} keys: the walk started again after its end");
             assert_eq!(find_duplicate_key(&text, 1), None, "{n}");
             if n > 0 {
                 let mut dup = keys.clone();

@@ -162,6 +162,23 @@ mod tests {
         n
     }
 
+    /// A malformed number is reported at the byte that cannot continue it.
+    #[test]
+    fn malformed_numbers_point_at_the_byte_that_breaks_them() {
+        use JsonErrorKind::{InvalidNumber, UnexpectedEnd};
+        for (text, start, kind, offset) in [
+            ("01", 0, InvalidNumber, 1),
+            ("1.", 0, InvalidNumber, 2),
+            ("[1.x]", 1, InvalidNumber, 3),
+            ("1e", 0, InvalidNumber, 2),
+            ("[1e+]", 1, InvalidNumber, 4),
+            ("-a", 0, InvalidNumber, 1),
+            ("-", 0, UnexpectedEnd, 1),
+        ] {
+            assert_eq!(scan_number(text, start).unwrap_err(), JsonError::new(kind, offset), "{text}");
+        }
+    }
+
     #[test]
     fn integers_are_exact() {
         assert_eq!(number("9223372036854775807").as_i64(), Some(i64::MAX));

@@ -139,7 +139,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
             pos,
             event_start: pos,
             depth: 0,
-            max_depth: if limits.max_depth > MAX_DEPTH { MAX_DEPTH } else { limits.max_depth },
+            max_depth: limits.max_depth.min(MAX_DEPTH),
             kinds: [0; (MAX_DEPTH as usize) / 64],
             expect: Expect::Value,
             keys: heapless::Vec::new(),
@@ -706,6 +706,37 @@ mod tests {
         assert_eq!((err.kind, err.offset), (JsonErrorKind::DuplicateKey, 28));
     }
 
+    /// Keys of one length that share their first and last eight bytes hash alike:
+    /// the full comparison behind the hash tells them apart.
+    #[test]
+    fn keys_that_hash_alike_but_differ_are_not_duplicates() {
+        let (a, b) = ("01234567-a-89abcdef", "01234567-b-89abcdef");
+        assert_eq!(key_hash(&JsonStr::from_plain(a)), key_hash(&JsonStr::from_plain(b)));
+        let text = std::format!(r#"{{"{a}": 1, "{b}": 2}}"#);
+        assert_eq!(validate(text.as_bytes(), Limits::default()), Ok(()));
+        let text = std::format!(r#"{{"{a}": 1, "{b}": 2, "{a}": 3}}"#);
+        assert_eq!(validate(text.as_bytes(), Limits::default()).map_err(|e| e.kind), Err(JsonErrorKind::DuplicateKey));
+    }
+
+    /// The hash is a filter in front of the full comparison: distinct keys whose first
+    /// or last eight bytes differ, plain or escaped, should almost never share it.
+    #[test]
+    fn distinct_keys_rarely_share_a_key_hash() {
+        let n = if cfg!(miri) { 200 } else { 20_000 };
+        for kind in 0..3 {
+            let spell = |i: u32| match kind {
+                0 => std::format!("k{i}"),
+                1 => std::format!("a_long_key_name_{i:08}"),
+                _ => std::format!("\\u00e9{i}"),
+            };
+            let mut hashes: std::vec::Vec<u32> =
+                (0..n).map(|i| key_hash(&JsonStr::from_validated(&spell(i), kind == 2))).collect();
+            hashes.sort_unstable();
+            hashes.dedup();
+            assert!(hashes.len() * 1000 >= n as usize * 999, "{} hashes for {n} keys like {}", hashes.len(), spell(1));
+        }
+    }
+
     #[test]
     fn key_hash_depends_on_the_decoded_value_only() {
         for (plain, escaped) in [
@@ -828,6 +859,15 @@ mod tests {
             assert_eq!(reader.string_map(arrays), None, "{text}");
             assert_eq!((reader.pos, reader.depth, reader.expect), before, "{text}");
         }
+        // Only right after the `{` of a map whose keys the caller checks.
+        let text = r#"{"m": {"a": "x"}}"#;
+        let mut reader: Reader = Reader::new(text.as_bytes(), Limits::default());
+        let _ = (reader.next_event(), reader.next_event(), reader.next_event());
+        assert_eq!(reader.string_map(false), None, "keys not deferred");
+        reader.defer_duplicate_check();
+        let _ = (reader.next_event(), reader.next_event());
+        assert_eq!(reader.string_map(false), None, "past the first entry");
+        assert_eq!(reader.next_event(), Ok(Some(Event::ObjectEnd)));
         // Arrays one level down need room under the depth limit.
         let text = r#"{"m": {"a": ["x"]}}"#;
         let mut reader: Reader = Reader::new(text.as_bytes(), Limits { max_depth: 2 });

@@ -462,6 +462,41 @@ mod tests {
         assert_eq!(t.nodes().collect::<std::vec::Vec<_>>(), ["a", "b", "c"]);
     }
 
+    /// A merge adopts new hashes up to the last free slot; one more and it adopts none.
+    #[test]
+    fn a_merge_fills_the_table_exactly_or_changes_nothing() {
+        let (mut other_slots, mut other_nodes) = storage(4);
+        let mut other = TombstoneTable::new(&mut other_slots, &mut other_nodes);
+        for hash in ["h2", "h3", "h4"] {
+            other.record(hash, 9.0, Some("b")).unwrap();
+        }
+        let (mut slots, mut nodes) = storage(4);
+        let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+        table.record("h1", 5.0, Some("a")).unwrap();
+        table.merge_from(&other).unwrap();
+        assert_eq!(table.len(), 4);
+
+        let (mut small_slots, mut small_nodes) = storage(3);
+        let mut small = TombstoneTable::new(&mut small_slots, &mut small_nodes);
+        small.record("h1", 5.0, Some("a")).unwrap();
+        let error = small.merge_from(&other).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::TableFull);
+        assert_eq!(small.iter().map(|t| t.content_hash()).collect::<std::vec::Vec<_>>(), ["h1"]);
+    }
+
+    /// After `clear` the node list starts again from its first slot, so the order
+    /// `nodes` lists is the order the ids come in.
+    #[test]
+    fn clear_forgets_the_node_ids_too() {
+        let (mut slots, mut nodes) = storage(4);
+        let mut table = TombstoneTable::new(&mut slots, &mut nodes);
+        table.record_nodes("h", 5.0, &["a", "b"]).unwrap();
+        table.clear();
+        assert!(table.is_empty());
+        table.record_nodes("h", 5.0, &["b", "a"]).unwrap();
+        assert_eq!(table.get("h").unwrap().nodes().collect::<std::vec::Vec<_>>(), ["b", "a"]);
+    }
+
     /// Unused node ids are reclaimed only when a new id finds no free slot, so while
     /// the list has room every id keeps its place (and the order `nodes` lists).
     #[test]
