@@ -44,6 +44,8 @@ pub mod migrate;
 pub mod proto;
 pub mod pyfloat;
 pub mod refcount;
+#[cfg(all(test, feature = "std"))]
+mod scratch;
 mod sink;
 pub mod snapshot;
 pub mod table;

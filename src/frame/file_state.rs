@@ -142,30 +142,14 @@ impl FileState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
     use std::io::Write as _;
     use std::path::PathBuf;
-
-    struct Scratch(PathBuf);
-
-    impl Scratch {
-        fn new(name: &str) -> Scratch {
-            let dir = std::env::temp_dir().join(format!("membrane-file-state-{name}-{}", std::process::id()));
-            let _ = fs::remove_dir_all(&dir);
-            fs::create_dir_all(&dir).unwrap();
-            Scratch(dir)
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
 
     /// A file of `len` bytes, opened, with its state; written a moment before so that a
     /// change made now moves its times.
     fn opened(scratch: &Scratch, len: usize) -> (PathBuf, File, FileState) {
-        let path = scratch.0.join("f");
+        let path = scratch.path().join("f");
         fs::write(&path, vec![7u8; len]).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(30));
         let file = File::open(&path).unwrap();
@@ -176,7 +160,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
     fn a_file_left_alone_has_not_changed() {
-        let scratch = Scratch::new("alone");
+        let scratch = Scratch::new("file-state-alone");
         let (path, file, state) = opened(&scratch, 100);
         assert_eq!((state.len(), state.is_empty()), (100, false));
         assert_eq!(state.change_since(&file, &path), None);
@@ -185,7 +169,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
     fn an_empty_file_is_empty_and_one_byte_is_not() {
-        let scratch = Scratch::new("empty");
+        let scratch = Scratch::new("file-state-empty");
         let (_, _, state) = opened(&scratch, 0);
         assert_eq!((state.len(), state.is_empty()), (0, true));
         let (_, _, state) = opened(&scratch, 1);
@@ -195,7 +179,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
     fn a_length_change_is_reported_with_both_lengths() {
-        let scratch = Scratch::new("length");
+        let scratch = Scratch::new("file-state-length");
         let (path, file, state) = opened(&scratch, 100);
         fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"more").unwrap();
         assert_eq!(state.change_since(&file, &path), Some(FileChange::Length { from: 100, to: 104 }));
@@ -208,7 +192,7 @@ mod tests {
     #[cfg(unix)]
     #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
     fn a_write_that_keeps_the_length_is_seen() {
-        let scratch = Scratch::new("written");
+        let scratch = Scratch::new("file-state-written");
         let (path, file, state) = opened(&scratch, 100);
         let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
         std::os::unix::fs::FileExt::write_all_at(&writer, b"x", 3).unwrap();
@@ -218,9 +202,9 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
     fn a_file_renamed_over_or_removed_is_seen_before_its_other_changes() {
-        let scratch = Scratch::new("replaced");
+        let scratch = Scratch::new("file-state-replaced");
         let (path, file, state) = opened(&scratch, 100);
-        let other = scratch.0.join("other");
+        let other = scratch.path().join("other");
         fs::write(&other, vec![7u8; 100]).unwrap();
         fs::rename(&other, &path).unwrap();
         // Unlinking the old file moved its change time too; the path is named first.

@@ -208,3 +208,72 @@ fn shapes_are_equal_element_by_element_and_debug_as_a_list() {
         assert_eq!(iter.size_hint(), (4, Some(4)));
     }
 }
+
+/// Every field of `wire_v3.proto`, as `(message, field, number)`, read from the schema
+/// itself so that a field added there is checked here too.
+fn schema_fields() -> std::vec::Vec<(std::string::String, std::string::String, u32)> {
+    let schema = include_str!("../../proto/membrane/wire/v3/wire_v3.proto");
+    let (mut message, mut fields) = (None, std::vec::Vec::new());
+    for line in schema.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix("message ").and_then(|rest| rest.strip_suffix(" {")) {
+            message = Some(name.to_string());
+        } else if line == "}" {
+            message = None;
+        } else if let (Some(message), Some((declaration, number))) = (&message, line.split_once(" = ")) {
+            let name = declaration.split_whitespace().last().unwrap().to_string();
+            fields.push((message.clone(), name, number.trim_end_matches(';').parse().unwrap()));
+        }
+    }
+    fields
+}
+
+/// A known field sent with a wire type its kind never uses (fixed32: none of the
+/// schema's fields is fixed32) is `proto_field`, named `Message.field` as the schema
+/// spells it, at the field's tag.
+#[test]
+fn a_wrong_wire_type_names_the_field_as_the_schema_does() {
+    let fields = schema_fields();
+    assert_eq!(fields.len(), 20, "the schema's four messages have 20 fields");
+    for (message, name, number) in fields {
+        // An unknown field (15 = 0) first, so the offset is the bad field's own tag.
+        let mut bytes = std::vec![0x78, 0x00];
+        let at = bytes.len() as u64;
+        bytes.push(((number << 3) | 5) as u8);
+        bytes.extend_from_slice(&[0, 0, 0, 0]);
+        let result = match message.as_str() {
+            "Envelope" => err(Envelope::decode(&bytes)),
+            "TensorPayload" => err(TensorPayload::decode(&bytes)),
+            "ChunkRequest" => err(ChunkRequest::decode(&bytes)),
+            "Chunk" => err(Chunk::decode(&bytes)),
+            other => panic!("a message the decoders do not know: {other}"),
+        };
+        let expected = std::format!("{message}.{name}");
+        assert_eq!(result, (ErrorCode::ProtoField, Some(at), Some(&*expected)), "{message}.{name} = {number}");
+    }
+}
+
+/// A bool is true for any non-zero varint and false for zero; the last value wins.
+#[test]
+fn bools_read_zero_as_false() {
+    assert!(Chunk::decode(&[0x28, 0x01]).unwrap().is_last);
+    assert!(Chunk::decode(&[0x28, 0x80, 0x01]).unwrap().is_last, "128 is non-zero");
+    assert!(!Chunk::decode(&[0x28, 0x01, 0x28, 0x00]).unwrap().is_last);
+    assert!(!Chunk::decode(&[0x28, 0x80, 0x00]).unwrap().is_last, "an overlong zero");
+}
+
+/// The reassembler's position: the index and offset the next chunk must carry, and
+/// whether the last chunk has come.
+#[test]
+fn the_reassembler_reports_where_the_next_chunk_goes() {
+    let mut identity = [0u8; 64];
+    let mut r = ChunkReassembler::new(StreamVerifier::new(ReadOptions::new(), &mut identity));
+    assert_eq!((r.next_index(), r.next_offset(), r.is_complete()), (0, 0, false));
+    let hex = |data: &[u8]| Sha256Digest::of(data).to_hex();
+    let (a, b) = (hex(b"ab"), hex(b"cde"));
+    r.push(&Chunk { chunk_index: 0, offset: 0, data: b"ab", sha256_hex: a.as_str(), is_last: false }).unwrap();
+    assert_eq!((r.next_index(), r.next_offset(), r.is_complete()), (1, 2, false));
+    r.push(&Chunk { chunk_index: 1, offset: 2, data: b"cde", sha256_hex: b.as_str(), is_last: false }).unwrap();
+    assert_eq!((r.next_index(), r.next_offset(), r.is_complete()), (2, 5, false));
+    r.push(&Chunk { chunk_index: 2, offset: 5, data: b"", sha256_hex: hex(b"").as_str(), is_last: true }).unwrap();
+    assert_eq!((r.next_index(), r.next_offset(), r.is_complete()), (3, 5, true));
+}

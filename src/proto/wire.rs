@@ -280,4 +280,31 @@ mod tests {
             assert_eq!(err.field(), Some(if named { "T.one" } else { "T" }), "{bytes:?}");
         }
     }
+
+    /// Field numbers run from 1 to 2^29 - 1; a tag takes one varint byte per 7 bits of
+    /// `number << 3`.
+    #[test]
+    fn field_numbers_up_to_2_pow_29_minus_1_are_read_and_their_tags_sized() {
+        let tag = |number: u64| {
+            let mut buf = [0u8; 11];
+            let mut sink = SliceSink::new(&mut buf);
+            write_varint(&mut sink, number << 3).unwrap();
+            let len = sink.len();
+            buf[len] = 0; // the varint value 0
+            buf[..=len].to_vec()
+        };
+        let largest = (1u64 << 29) - 1;
+        let bytes = tag(largest);
+        let field = FieldReader::new(&bytes, |_| "T").next_field().unwrap().unwrap();
+        assert_eq!((u64::from(field.number), field.value), (largest, Value::Varint(0)));
+        for beyond in [largest + 1, largest + 2, 1 << 32] {
+            let bytes = tag(beyond);
+            let err = FieldReader::new(&bytes, |_| "T").next_field().unwrap_err();
+            assert_eq!(err.reason(), "field number out of range (0 or above 2^29-1)", "{beyond}");
+        }
+        for (number, len) in [(1, 1), (15, 1), (16, 2), (2047, 2), (2048, 3), (1 << 25, 5), (largest as u32, 5)] {
+            assert_eq!(tag_len(number), len, "{number}");
+            assert_eq!(tag_len(number), tag(u64::from(number)).len() - 1, "{number}");
+        }
+    }
 }

@@ -544,4 +544,40 @@ mod tests {
         let snapshot = Snapshot::parse(text.as_bytes()).unwrap();
         assert_eq!(snapshot.primary_map().len(), 2);
     }
+
+    /// A map with a bad value is read event by event; a key repeated in it is still a
+    /// JSON problem, which wins over the bad value, in either map.
+    #[test]
+    fn a_repeat_in_a_map_with_a_bad_value_is_still_found() {
+        for (from, to) in
+            [("{\"a\": \"n\"}", "{\"a\": 1, \"a\": \"m\"}"), ("{\"a\": [\"n\"]}", "{\"a\": 5, \"a\": [\"n\"]}")]
+        {
+            let text = BASE.replace(from, to);
+            let err = Snapshot::parse(text.as_bytes()).unwrap_err();
+            let repeat = text.find(to).unwrap() + to.rfind("\"a\"").unwrap();
+            assert_eq!((err.code(), err.offset()), (ErrorCode::SnapshotJson, Some(repeat as u64)), "{to}");
+        }
+        // In order, the same maps give the value's problem.
+        let text = BASE.replace("{\"a\": \"n\"}", "{\"a\": 1, \"b\": \"m\"}");
+        assert_eq!(verdict(&text), Err((ErrorCode::SnapshotField, Some("shards.primary_map"))));
+    }
+
+    /// `schema_version` must be an integer, and then 5 or 2.
+    #[test]
+    fn schema_version_reasons() {
+        for (version, reason) in [
+            ("5.0", "schema_version must be an integer"),
+            ("5e0", "schema_version must be an integer"),
+            ("\"5\"", "schema_version must be an integer"),
+            ("3", "schema_version is not 5 or 2"),
+            ("-5", "schema_version is not 5 or 2"),
+            ("99999999999999999999", "schema_version is not 5 or 2"),
+        ] {
+            let text = BASE.replace("\"schema_version\": 5", &std::format!("\"schema_version\": {version}"));
+            let err = Snapshot::parse(text.as_bytes()).unwrap_err();
+            assert_eq!((err.code(), err.reason()), (ErrorCode::SnapshotVersion, reason), "{version}");
+            let at = text.find("\"schema_version\": ").unwrap() + "\"schema_version\": ".len();
+            assert_eq!(err.offset(), Some(at as u64), "{version}");
+        }
+    }
 }

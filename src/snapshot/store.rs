@@ -146,7 +146,7 @@ impl SnapshotStore {
         mut observe: impl FnMut(SaveStep) -> io::Result<()>,
     ) -> Result<PathBuf, Error> {
         let target = self.path_for(node_id)?;
-        let (temp, file) = self.create_temp(node_id)?;
+        let (temp, file) = self.create_temp(node_id, temp_token)?;
         let written = (|| {
             observe(SaveStep::Created).map_err(|_| io_error("save failed after creating the temp file"))?;
             let mut writer = BufWriter::new(&file);
@@ -172,9 +172,11 @@ impl SnapshotStore {
         Ok(target)
     }
 
-    fn create_temp(&self, node_id: &str) -> Result<(PathBuf, File), Error> {
+    /// A new temp file for `node_id`, named by `token(attempt)`: a name already taken is
+    /// retried with the next attempt (16 in all), any other failure ends the search.
+    fn create_temp(&self, node_id: &str, token: impl Fn(u32) -> u64) -> Result<(PathBuf, File), Error> {
         for attempt in 0..16 {
-            let path = self.dir.join(std::format!(".{node_id}.{:016x}.tmp", temp_token(attempt)));
+            let path = self.dir.join(std::format!(".{node_id}.{:016x}.tmp", token(attempt)));
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => return Ok((path, file)),
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -270,5 +272,64 @@ impl SnapshotStore {
         };
         let text: &'b Vec<u8> = buf;
         Ok(Some((path, Snapshot::parse(text)?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scratch::Scratch;
+
+    /// Temp names come from tokens that differ call by call (and attempt by attempt),
+    /// so two saves in flight never pick the same name.
+    #[test]
+    fn temp_tokens_differ_from_call_to_call() {
+        let mut tokens: Vec<u64> = (0..1000).map(|i| temp_token(i % 16)).collect();
+        tokens.sort_unstable();
+        tokens.dedup();
+        assert_eq!(tokens.len(), 1000);
+    }
+
+    /// A taken temp name is retried under the next token; an error other than a taken
+    /// name (here: no directory) is not retried; 16 taken names in a row give up.
+    #[test]
+    #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
+    fn a_taken_temp_name_is_retried_and_other_failures_are_not() {
+        let scratch = Scratch::new("store-temp");
+        let store = SnapshotStore::new(scratch.path());
+        let name = |token: u64| scratch.path().join(std::format!(".n.{token:016x}.tmp"));
+        fs::write(name(7), b"taken").unwrap();
+        let (path, _) = store.create_temp("n", |attempt| if attempt == 0 { 7 } else { 8 }).unwrap();
+        assert_eq!(path, name(8));
+        assert_eq!(fs::read(name(7)).unwrap(), b"taken", "the taken file is left as it was");
+
+        let calls = core::cell::Cell::new(0);
+        let err = store
+            .create_temp("n", |_| {
+                calls.set(calls.get() + 1);
+                7
+            })
+            .unwrap_err();
+        assert_eq!((err.code(), err.reason(), calls.get()), (ErrorCode::Io, "cannot create the temp file", 16));
+
+        let missing = SnapshotStore::new(scratch.path().join("missing"));
+        calls.set(0);
+        let err = missing
+            .create_temp("n", |attempt| {
+                calls.set(calls.get() + 1);
+                u64::from(attempt)
+            })
+            .unwrap_err();
+        assert_eq!((err.code(), calls.get()), (ErrorCode::Io, 1));
+    }
+
+    /// The directory is really opened to be synced: one that is not there is an error.
+    #[test]
+    #[cfg(unix)]
+    #[cfg_attr(miri, ignore = "the file system is closed to Miri")]
+    fn syncing_a_directory_opens_it() {
+        let scratch = Scratch::new("store-sync");
+        assert!(sync_dir(scratch.path()).is_ok());
+        assert_eq!(sync_dir(&scratch.path().join("missing")).unwrap_err().kind(), io::ErrorKind::NotFound);
     }
 }

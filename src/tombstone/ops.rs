@@ -360,4 +360,48 @@ mod tests {
         let op = OpDelete::new("h", "n", None).unwrap();
         assert_eq!(op.write_into(&mut small).unwrap_err().needed(), Some(op.encoded_len() as u64));
     }
+
+    /// Each way a field can be wrong has its own reason: an id string of the wrong
+    /// length, an id that is not a string, a deadline that is not a number (`null`
+    /// being allowed only where the deadline is optional).
+    #[test]
+    fn each_bad_value_has_its_own_reason() {
+        let reason = |result: Result<(), Error>| {
+            let err = result.unwrap_err();
+            (err.field(), err.reason())
+        };
+        let tombstone = |text: &str| reason(OpTombstone::parse(text.as_bytes()).map(|_| ()));
+        let delete = |text: &str| reason(OpDelete::parse(text.as_bytes()).map(|_| ()));
+        assert_eq!(
+            tombstone(r#"{"content_hash": "", "until": 1, "node_id": "n"}"#),
+            (Some("content_hash"), HASH_REASON)
+        );
+        assert_eq!(tombstone(r#"{"content_hash": "h", "until": 1, "node_id": ""}"#), (Some("node_id"), NODE_REASON));
+        assert_eq!(delete(r#"{"content_hash": "h", "node_id": ""}"#), (Some("node_id"), NODE_REASON));
+        assert_eq!(delete(r#"{"content_hash": "h", "node_id": 7}"#), (Some("node_id"), "must be a string"));
+        assert_eq!(
+            tombstone(r#"{"content_hash": "h", "until": "1", "node_id": "n"}"#),
+            (Some("until"), "must be a number")
+        );
+        assert_eq!(
+            tombstone(r#"{"content_hash": "h", "until": null, "node_id": "n"}"#),
+            (Some("until"), "must be a number")
+        );
+        assert_eq!(
+            delete(r#"{"content_hash": "h", "node_id": "n", "tombstone_until": "1"}"#),
+            (Some("tombstone_until"), "must be a number or null")
+        );
+    }
+
+    /// `op_delete`'s deadline may be `null`: the receiver's `now + 60 s`.
+    #[test]
+    fn a_null_delete_deadline_reads_as_none() {
+        let op = OpDelete::parse(br#"{"content_hash": "h", "node_id": "n", "tombstone_until": null}"#).unwrap();
+        assert_eq!(
+            (op.content_hash().as_str(), op.node_id().as_str(), op.tombstone_until()),
+            (Some("h"), Some("n"), None)
+        );
+        let op = OpDelete::parse(br#"{"content_hash": "h", "node_id": "n", "tombstone_until": 5.5}"#).unwrap();
+        assert_eq!(op.tombstone_until(), Some(5.5));
+    }
 }
