@@ -238,6 +238,7 @@ fn a_wrong_wire_type_names_the_field_as_the_schema_does() {
         // An unknown field (15 = 0) first, so the offset is the bad field's own tag.
         let mut bytes = std::vec![0x78, 0x00];
         let at = bytes.len() as u64;
+        assert!(number < 16, "a one-byte tag");
         bytes.push(((number << 3) | 5) as u8);
         bytes.extend_from_slice(&[0, 0, 0, 0]);
         let result = match message.as_str() {
