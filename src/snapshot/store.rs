@@ -283,6 +283,7 @@ mod tests {
     /// Temp names come from tokens that differ call by call (and attempt by attempt),
     /// so two saves in flight never pick the same name.
     #[test]
+    #[cfg_attr(miri, ignore = "the wall clock is closed to Miri")]
     fn temp_tokens_differ_from_call_to_call() {
         let mut tokens: Vec<u64> = (0..1000).map(|i| temp_token(i % 16)).collect();
         tokens.sort_unstable();
