@@ -718,6 +718,19 @@ mod tests {
         assert_eq!(validate(text.as_bytes(), Limits::default()).map_err(|e| e.kind), Err(JsonErrorKind::DuplicateKey));
     }
 
+    /// The length is mixed in whole: keys with the same first and last eight bytes but
+    /// different lengths (16 to 80 bytes of one character) hash apart.
+    #[test]
+    fn keys_that_differ_only_in_length_hash_apart() {
+        for c in '!'..='~' {
+            let mut hashes: std::vec::Vec<u32> =
+                (16..=80).map(|len| key_hash(&JsonStr::from_plain(&c.to_string().repeat(len)))).collect();
+            hashes.sort_unstable();
+            hashes.dedup();
+            assert_eq!(hashes.len(), 65, "keys of {c:?}");
+        }
+    }
+
     /// The hash is a filter in front of the full comparison: distinct keys whose first
     /// or last eight bytes differ, plain or escaped, should almost never share it.
     #[test]
