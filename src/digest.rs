@@ -4,6 +4,7 @@
 //! comes, changes only this file.
 
 use crate::json::JsonStr;
+use crate::page_ahead;
 use crate::sink::ByteSink;
 use core::convert::Infallible;
 use core::fmt;
@@ -28,9 +29,10 @@ impl Sha256Hasher {
         Sha256Hasher(Sha256::new())
     }
 
-    /// Hash `bytes` after everything before.
+    /// Hash `bytes` after everything before (a page at a time, read ahead:
+    /// `crate::page_ahead`).
     pub fn update(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
+        page_ahead::in_pieces(bytes, |piece| self.0.update(piece));
     }
 
     /// The digest of everything given.
@@ -68,7 +70,9 @@ pub struct Sha256Digest(pub [u8; 32]);
 impl Sha256Digest {
     /// The digest of `bytes`.
     pub fn of(bytes: &[u8]) -> Sha256Digest {
-        Sha256Digest(Sha256::digest(bytes).into())
+        let mut hasher = Sha256Hasher::new();
+        hasher.update(bytes);
+        hasher.finish()
     }
 
     /// The raw 32 bytes.

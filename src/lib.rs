@@ -41,6 +41,7 @@ pub mod hlc;
 pub mod identity;
 pub mod json;
 pub mod migrate;
+mod page_ahead;
 pub mod proto;
 pub mod pyfloat;
 pub mod refcount;

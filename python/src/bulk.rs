@@ -5,8 +5,8 @@
 //!
 //! At the trailer and full levels a worker reads files of up to 16 MiB whole (into
 //! page-aligned buffers it keeps, at most 32 MiB of them) and verifies up to a dozen at
-//! once with `frame::verify_batch`, whose multi-buffer SHA-256 runs about twice one
-//! stream's speed on a core with SHA-NI; the verdicts are exactly the one-frame
+//! once with `frame::verify_batch`, whose multi-buffer SHA-256 runs 1.25x to 2x one
+//! stream's speed on a core with SHA-NI (by the core); the verdicts are exactly the one-frame
 //! reader's. Bigger files, and every file below the trailer level, stream through a
 //! 128 KiB page-aligned buffer into the library's `StreamVerifier`, as the command-line
 //! tool's `verify` does. So memory is bounded per worker, whatever the file sizes, and
