@@ -1,14 +1,16 @@
 //! SHA-256 of many independent messages at once: bulk verification past the speed of
 //! one SHA-256 stream.
 //!
-//! One SHA-256 stream is a chain of dependent rounds; a core with SHA-NI can run
-//! several chains side by side. [`hash_batch`] keeps [`LANES`] messages in flight, steps
-//! them together through the interleaved kernel (`sha_ni`, x86-64 with SHA-NI), pads
-//! each message's end through the same kernel, and gives a lane the next message as soon
-//! as its message is done, so messages of any lengths share the lanes. Elsewhere, and
-//! when [`Kernel::Portable`] is asked for, every lane goes through `sha2`'s compression
-//! function instead (Miri runs that path). No allocation, no panic. [`StreamLanes`]
-//! does the same for messages that arrive in chunks (files read piece by piece).
+//! One SHA-256 stream is a chain of dependent rounds; a core can run several side by
+//! side. [`hash_batch`] keeps messages in flight (as many as the kernel steps together,
+//! at least [`LANES`]), steps them together through the fastest kernel of this CPU
+//! ([`Kernel`]: two or three interleaved SHA-NI chains, or sixteen AVX-512 lanes),
+//! pads each message's end through the same kernel, and gives a lane the next message
+//! as soon as its message is done, so messages of any lengths share the lanes.
+//! Elsewhere, and when [`Kernel::Portable`] is asked for, every lane goes through
+//! `sha2`'s compression function instead (Miri runs that path). No allocation, no
+//! panic. [`StreamLanes`] does the same for [`LANES`] messages that arrive in chunks
+//! (files read piece by piece).
 //!
 //! ```
 //! use membrane_frame::batch_hash::hash_batch;
@@ -23,131 +25,22 @@
 //! ```
 
 #[cfg(target_arch = "x86_64")]
+mod avx512;
+mod kernel;
+#[cfg(target_arch = "x86_64")]
 mod sha_ni;
+
+use kernel::compress_side_by_side;
+pub use kernel::Kernel;
 
 use crate::digest::Sha256Digest;
 use crate::error::Error;
-use crate::page_ahead;
-use core::sync::atomic::{AtomicU8, Ordering};
 
-/// Messages a batch keeps in flight ([`StreamLanes`] has this many lanes). The kernel
-/// steps two or three of them together, whichever this core runs faster
-/// ([`Kernel::width`]); with two, the three lanes take turns in pairs.
+/// Lanes of a [`StreamLanes`] (and of a `frame::StreamBatch`), and the fewest messages
+/// [`hash_batch`] keeps in flight. A SHA-NI kernel steps two or three of them together,
+/// whichever this core runs faster ([`Kernel::width`]); with two, three lanes take turns
+/// in pairs. The AVX-512 kernel, sixteen wide, leaves three lanes to two SHA-NI chains.
 pub const LANES: usize = 3;
-
-/// Which compression code runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    /// The interleaved SHA-NI kernel stepping three messages together (x86-64 with `sha`,
-    /// `ssse3`, `sse4.1`): for cores that start a `sha256rnds2` every cycle (AMD Zen 4),
-    /// where it takes three chains to hide the instruction's latency.
-    ShaNiX3,
-    /// The same kernel stepping two messages together: for cores that start a
-    /// `sha256rnds2` about every second cycle (AMD Zen 1, an Intel Xeon), where two
-    /// chains fill the unit and a third only adds register pressure.
-    ShaNiX2,
-    /// `sha2`'s compression function, one lane after another (any CPU).
-    Portable,
-}
-
-impl Kernel {
-    /// The fastest kernel this CPU runs (detected once, then cached: `cpuid` traps to the
-    /// hypervisor in a VM): SHA-NI where the CPU has it, with the width
-    /// [`Kernel::for_cpu`] gives; otherwise the portable code.
-    pub fn detect() -> Kernel {
-        // 0 until the first call has probed.
-        static DETECTED: AtomicU8 = AtomicU8::new(0);
-        match DETECTED.load(Ordering::Relaxed) {
-            1 => Kernel::ShaNiX3,
-            2 => Kernel::ShaNiX2,
-            3 => Kernel::Portable,
-            _ => {
-                let kernel = Kernel::probe();
-                let code = match kernel {
-                    Kernel::ShaNiX3 => 1,
-                    Kernel::ShaNiX2 => 2,
-                    Kernel::Portable => 3,
-                };
-                DETECTED.store(code, Ordering::Relaxed);
-                kernel
-            }
-        }
-    }
-
-    /// [`detect`](Self::detect) without the cache.
-    fn probe() -> Kernel {
-        #[cfg(target_arch = "x86_64")]
-        if sha_ni::available() {
-            let (vendor, family) = sha_ni::vendor_and_family();
-            return Kernel::for_cpu(&vendor, family);
-        }
-        Kernel::Portable
-    }
-
-    /// The SHA-NI kernel for a CPU with SHA-NI, by its `cpuid` vendor and family: three
-    /// lanes on AMD family 0x19 and later (Zen 3 to 5; measured on Zen 4), two elsewhere.
-    /// Measured against each other: three lanes were up to 1.4x faster than two on Zen 4
-    /// (family 0x19); two were 1.15x faster than three on Zen 1 (family 0x17) and 1.03x
-    /// on an Intel Xeon (family 6), in cache (docs/performance.md, issue 13).
-    pub fn for_cpu(vendor: &[u8; 12], family: u32) -> Kernel {
-        if vendor == b"AuthenticAMD" && family >= 0x19 {
-            Kernel::ShaNiX3
-        } else {
-            Kernel::ShaNiX2
-        }
-    }
-
-    /// `"sha-ni-x3"`, `"sha-ni-x2"` or `"portable"`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Kernel::ShaNiX3 => "sha-ni-x3",
-            Kernel::ShaNiX2 => "sha-ni-x2",
-            Kernel::Portable => "portable",
-        }
-    }
-
-    /// How many messages the kernel steps together (1 for the portable code).
-    pub const fn width(self) -> usize {
-        match self {
-            Kernel::ShaNiX3 => 3,
-            Kernel::ShaNiX2 => 2,
-            Kernel::Portable => 1,
-        }
-    }
-
-    /// Compress each lane's blocks into its state (the same number of blocks each), and
-    /// say which code ran (the portable code for a SHA-NI kernel on a CPU without
-    /// SHA-NI). Any `N` runs; [`compress_side_by_side`] asks for no more than the width.
-    /// The blocks go a page at a time, each lane read ahead (`crate::page_ahead`).
-    fn compress<const N: usize>(self, states: &mut [[u32; 8]; N], blocks: [&[[u8; 64]]; N]) -> Kernel {
-        const BLOCKS: usize = page_ahead::PIECE / 64;
-        let count = blocks.iter().map(|blocks| blocks.len()).min().unwrap_or(0);
-        let mut start = 0;
-        loop {
-            let end = count.min(start + BLOCKS);
-            for lane in blocks {
-                page_ahead::touch(lane.as_flattened(), start * 64 + page_ahead::AHEAD);
-            }
-            let ran = self.compress_piece(states, blocks.map(|lane| lane.get(start..end).unwrap_or_default()));
-            if end == count {
-                return ran;
-            }
-            start = end;
-        }
-    }
-
-    /// [`compress`](Self::compress) without the reads ahead.
-    fn compress_piece<const N: usize>(self, states: &mut [[u32; 8]; N], blocks: [&[[u8; 64]]; N]) -> Kernel {
-        #[cfg(target_arch = "x86_64")]
-        if self != Kernel::Portable && sha_ni::compress_if_available(states, blocks) {
-            return self;
-        }
-        for (state, blocks) in states.iter_mut().zip(blocks) {
-            sha2::block_api::compress256(state, blocks);
-        }
-        Kernel::Portable
-    }
-}
 
 /// The SHA-256 initial state (FIPS 180-4, 5.3.3).
 const H0: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
@@ -158,13 +51,26 @@ pub fn hash_batch(messages: &[&[u8]], digests: &mut [Sha256Digest]) -> Result<()
     hash_batch_with(Kernel::detect(), messages, digests)
 }
 
-/// [`hash_batch`] with a chosen kernel (tests force [`Kernel::Portable`]; `ShaNi` on a
-/// CPU without it runs the portable code).
+/// [`hash_batch`] with a chosen kernel (tests force each; one this CPU lacks runs the
+/// portable code).
 pub fn hash_batch_with(kernel: Kernel, messages: &[&[u8]], digests: &mut [Sha256Digest]) -> Result<(), Error> {
     if messages.len() != digests.len() {
         return Err(Error::invalid_argument("digests", "needs one digest per message"));
     }
-    let mut lanes: [Option<Lane<'_>>; LANES] = core::array::from_fn(|_| None);
+    if kernel.width() > LANES {
+        hash_in_lanes::<WIDEST>(kernel, messages, digests);
+    } else {
+        hash_in_lanes::<LANES>(kernel, messages, digests);
+    }
+    Ok(())
+}
+
+/// The widest kernel's width: how many messages [`hash_batch`] keeps in flight for it.
+const WIDEST: usize = 16;
+
+/// [`hash_batch_with`] keeping `M` messages in flight.
+fn hash_in_lanes<const M: usize>(kernel: Kernel, messages: &[&[u8]], digests: &mut [Sha256Digest]) {
+    let mut lanes: [Option<Lane<'_>>; M] = core::array::from_fn(|_| None);
     let mut next = 0;
     loop {
         // Give every idle lane the next message.
@@ -175,7 +81,7 @@ pub fn hash_batch_with(kernel: Kernel, messages: &[&[u8]], digests: &mut [Sha256
             }
         }
         if lanes.iter().all(Option::is_none) {
-            return Ok(());
+            return;
         }
         step(kernel, &mut lanes);
         for slot in lanes.iter_mut() {
@@ -191,9 +97,9 @@ pub fn hash_batch_with(kernel: Kernel, messages: &[&[u8]], digests: &mut [Sha256
 
 /// Run every busy lane the same number of blocks: as many as the one with the fewest
 /// left in its current part (message body or padding) has.
-fn step(kernel: Kernel, lanes: &mut [Option<Lane<'_>>; LANES]) {
-    let mut states = [H0; LANES];
-    let mut blocks: [&[[u8; 64]]; LANES] = [&[]; LANES];
+fn step<const M: usize>(kernel: Kernel, lanes: &mut [Option<Lane<'_>>; M]) {
+    let mut states = [H0; M];
+    let mut blocks: [&[[u8; 64]]; M] = [&[]; M];
     for ((lane, state), blocks) in lanes.iter().zip(states.iter_mut()).zip(blocks.iter_mut()) {
         if let Some(lane) = lane {
             *state = lane.state;
@@ -205,77 +111,6 @@ fn step(kernel: Kernel, lanes: &mut [Option<Lane<'_>>; LANES]) {
         if let Some(lane) = lane {
             lane.state = state;
             lane.advance(count);
-        }
-    }
-}
-
-/// Compress the first `count` blocks of every lane that has blocks into its state, where
-/// `count` is the fewest any of them has, and move those lanes' slices past them; returns
-/// `count` (0 when no lane has blocks). A lone lane runs alone through `sha2` (the
-/// kernel's other lanes would be wasted work), two run together, and three run together
-/// on a kernel three wide or in turns of two ([`in_pairs`]) on one two wide.
-fn compress_side_by_side(kernel: Kernel, states: &mut [[u32; 8]; LANES], blocks: &mut [&[[u8; 64]]; LANES]) -> usize {
-    let count = blocks.iter().map(|blocks| blocks.len()).filter(|&len| len > 0).min().unwrap_or(0);
-    if count == 0 {
-        return 0;
-    }
-    let mut busy = [0usize; LANES];
-    let mut busy_count = 0;
-    for (lane, _) in blocks.iter().enumerate().filter(|(_, blocks)| !blocks.is_empty()) {
-        if let Some(slot) = busy.get_mut(busy_count) {
-            *slot = lane;
-            busy_count += 1;
-        }
-    }
-    let run = |lane: usize, range: core::ops::Range<usize>| -> &[[u8; 64]] {
-        blocks.get(lane).and_then(|blocks| blocks.get(range)).unwrap_or_default()
-    };
-    match (busy_count, busy) {
-        (1, [a, ..]) => compress_lanes(Kernel::Portable, states, [a], [run(a, 0..count)]),
-        (2, [a, b, _]) => compress_lanes(kernel, states, [a, b], [run(a, 0..count), run(b, 0..count)]),
-        (_, [a, b, c]) if kernel.width() >= 3 => {
-            compress_lanes(kernel, states, [a, b, c], [run(a, 0..count), run(b, 0..count), run(c, 0..count)]);
-        }
-        (_, lanes) => in_pairs(kernel, states, lanes, count, run),
-    }
-    for blocks in blocks.iter_mut().filter(|blocks| !blocks.is_empty()) {
-        *blocks = blocks.get(count..).unwrap_or_default();
-    }
-    count
-}
-
-/// `count` blocks of each of three lanes `[a, b, c]` through a kernel two wide, with no
-/// lane running alone but for one block when `count` is odd: with `half = count / 2`
-/// and `rest = count - half`, `a` and `b` take `half` blocks together, then `a` and `c`
-/// `rest`, then `b` and `c` `half`, and an odd `count` leaves `b` one block to run alone.
-fn in_pairs<'b>(
-    kernel: Kernel,
-    states: &mut [[u32; 8]; LANES],
-    [a, b, c]: [usize; LANES],
-    count: usize,
-    run: impl Fn(usize, core::ops::Range<usize>) -> &'b [[u8; 64]],
-) {
-    let half = count / 2;
-    let rest = count - half;
-    compress_lanes(kernel, states, [a, b], [run(a, 0..half), run(b, 0..half)]);
-    compress_lanes(kernel, states, [a, c], [run(a, half..count), run(c, 0..rest)]);
-    compress_lanes(kernel, states, [b, c], [run(b, half..2 * half), run(c, rest..count)]);
-    compress_lanes(Kernel::Portable, states, [b], [run(b, 2 * half..count)]);
-}
-
-/// The kernel over the lanes `lanes` of `states` (distinct lanes, the same number of
-/// blocks each).
-fn compress_lanes<const N: usize>(
-    kernel: Kernel,
-    states: &mut [[u32; 8]; LANES],
-    lanes: [usize; N],
-    blocks: [&[[u8; 64]]; N],
-) {
-    let mut picked = lanes.map(|lane| states.get(lane).copied().unwrap_or(H0));
-    kernel.compress(&mut picked, blocks);
-    for (lane, state) in lanes.into_iter().zip(picked) {
-        if let Some(slot) = states.get_mut(lane) {
-            *slot = state;
         }
     }
 }
@@ -495,14 +330,9 @@ mod tests {
             .collect()
     }
 
-    /// The kernels to test here: both SHA-NI widths where the CPU has SHA-NI (whichever
-    /// `detect` picks), and the portable one.
+    /// The kernels to test here: every one this CPU runs (the portable one everywhere).
     fn kernels() -> std::vec::Vec<Kernel> {
-        let mut kernels = std::vec![Kernel::Portable];
-        if Kernel::detect() != Kernel::Portable {
-            kernels.splice(0..0, [Kernel::ShaNiX3, Kernel::ShaNiX2]);
-        }
-        kernels
+        Kernel::ALL.into_iter().filter(|kernel| kernel.runs_here()).collect()
     }
 
     fn check(kernel: Kernel, messages: &[std::vec::Vec<u8>]) {
@@ -559,103 +389,6 @@ mod tests {
                 check(kernel, &messages[..count]);
             }
         }
-    }
-
-    #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    fn the_sha_ni_kernel_is_chosen_where_the_cpu_has_it() {
-        let has = std::is_x86_feature_detected!("sha") && std::is_x86_feature_detected!("sse4.1");
-        assert_eq!(Kernel::detect() != Kernel::Portable, has);
-        if has {
-            let (vendor, family) = sha_ni::vendor_and_family();
-            assert_eq!(Kernel::detect(), Kernel::for_cpu(&vendor, family));
-            std::println!(
-                "this CPU: {} family {family:#x}: {}",
-                core::str::from_utf8(&vendor).unwrap_or("?"),
-                Kernel::detect().name()
-            );
-        } else {
-            std::println!("NOTE: no SHA-NI on this CPU: only the portable kernel was tested");
-        }
-    }
-
-    #[test]
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    fn cpuid_names_the_vendor_and_family_std_reports() {
-        let (vendor, family) = sha_ni::vendor_and_family();
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let field = |name: &str| {
-            cpuinfo.lines().find(|line| line.starts_with(name)).and_then(|line| line.split(':').nth(1)).map(str::trim)
-        };
-        match (field("vendor_id"), field("cpu family")) {
-            (Some(vendor_id), Some(cpu_family)) => {
-                assert_eq!(vendor_id.as_bytes(), &vendor);
-                assert_eq!(cpu_family.parse::<u32>().ok(), Some(family));
-            }
-            _ => std::println!("NOTE: no /proc/cpuinfo here: cpuid's vendor and family not cross-checked"),
-        }
-    }
-
-    #[test]
-    fn the_width_follows_the_core() {
-        // Measured: three lanes on Zen 4 (AMD family 0x19), two on Zen 1 (0x17) and on
-        // Intel (family 6); later AMD families keep three, anything else gets two.
-        assert_eq!(Kernel::for_cpu(b"AuthenticAMD", 0x19), Kernel::ShaNiX3);
-        assert_eq!(Kernel::for_cpu(b"AuthenticAMD", 0x1a), Kernel::ShaNiX3);
-        assert_eq!(Kernel::for_cpu(b"AuthenticAMD", 0x18), Kernel::ShaNiX2);
-        assert_eq!(Kernel::for_cpu(b"AuthenticAMD", 0x17), Kernel::ShaNiX2);
-        assert_eq!(Kernel::for_cpu(b"GenuineIntel", 6), Kernel::ShaNiX2);
-        assert_eq!(Kernel::for_cpu(b"HygonGenuine", 0x19), Kernel::ShaNiX2);
-        assert_eq!([Kernel::ShaNiX3, Kernel::ShaNiX2, Kernel::Portable].map(Kernel::width), [3, 2, 1]);
-    }
-
-    #[test]
-    fn each_kernel_runs_the_code_it_names() {
-        // Forcing `Portable` must run sha2's code (that is how the fallback is tested on a
-        // CPU with SHA-NI), and a SHA-NI kernel the SHA-NI code where the CPU has it.
-        let blocks = [[0x61u8; 64], [0x62u8; 64]];
-        let mut expected = H0;
-        sha2::block_api::compress256(&mut expected, &blocks);
-        let sha_ni = Kernel::detect() != Kernel::Portable;
-        for kernel in [Kernel::Portable, Kernel::ShaNiX2, Kernel::ShaNiX3] {
-            let runs = if kernel != Kernel::Portable && sha_ni { kernel } else { Kernel::Portable };
-            let mut states = [H0; LANES];
-            assert_eq!(kernel.compress(&mut states, [&blocks; LANES]), runs, "{} asked for", kernel.name());
-            assert_eq!(states, [expected; LANES], "{}", kernel.name());
-            let mut states = [H0; 2];
-            assert_eq!(kernel.compress(&mut states, [&blocks; 2]), runs, "{} asked for", kernel.name());
-            assert_eq!(states, [expected; 2], "{}", kernel.name());
-        }
-    }
-
-    #[test]
-    fn three_lanes_in_pairs_give_each_lane_its_own_blocks_in_order() {
-        // Every count, odd and even, and every order of lanes: each lane's state must be
-        // its own blocks compressed in order, whatever turns the pairs take.
-        let data: std::vec::Vec<[u8; 64]> = bytes(64 * 3 * 9, 7).as_chunks::<64>().0.to_vec();
-        let lanes: [&[[u8; 64]]; LANES] = [&data[..9], &data[9..18], &data[18..27]];
-        let counts = if cfg!(miri) { 1..=3 } else { 1..=9 };
-        for kernel in kernels() {
-            for count in counts.clone() {
-                for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
-                    let mut states = [H0, [1; 8], [2; 8]];
-                    let mut expected = states;
-                    for (state, blocks) in expected.iter_mut().zip(lanes) {
-                        sha2::block_api::compress256(state, &blocks[..count]);
-                    }
-                    in_pairs(kernel, &mut states, order, count, |lane, range| &lanes[lane][range]);
-                    assert_eq!(states, expected, "{} blocks, lanes {order:?}, {}", count, kernel.name());
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_kernel_names_are_the_documented_ones() {
-        // Benchmarks and bug reports print them.
-        assert_eq!(Kernel::ShaNiX3.name(), "sha-ni-x3");
-        assert_eq!(Kernel::ShaNiX2.name(), "sha-ni-x2");
-        assert_eq!(Kernel::Portable.name(), "portable");
     }
 
     #[test]

@@ -241,7 +241,8 @@ pub struct mbr_verdict {
 /// Verify `count` frames, `frames[i]` each, with `options`, writing each one's verdict
 /// to `verdicts[i]`: exactly the status and offset `mbr_frame_parse` gives for that
 /// buffer. At the trailer and full levels the payloads are hashed several at a time
-/// (1.25x to 2x one SHA-256 stream's speed per core on CPUs with SHA-NI, by the core).
+/// (1.25x to 2x one SHA-256 stream's speed per core on x86-64 CPUs with SHA-NI or
+/// AVX-512, by the core).
 ///
 /// Returns `MBR_OK` once every frame has its verdict (whatever the verdicts are), or,
 /// writing no verdict, `MBR_INVALID_ARGUMENT` (unknown level or mode) or

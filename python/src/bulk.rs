@@ -4,12 +4,12 @@
 //! each result is ready (in completion order, not walk order).
 //!
 //! At the trailer and full levels a worker reads files of up to 16 MiB whole (into
-//! page-aligned buffers it keeps, at most 32 MiB of them) and verifies up to a dozen at
+//! page-aligned buffers it keeps, at most 32 MiB of them) and verifies up to sixteen at
 //! once with `frame::verify_batch`, whose multi-buffer SHA-256 runs 1.25x to 2x one
-//! stream's speed on a core with SHA-NI (by the core); the verdicts are exactly the one-frame
-//! reader's. Bigger files, and every file below the trailer level, stream through a
-//! 128 KiB page-aligned buffer into the library's `StreamVerifier`, as the command-line
-//! tool's `verify` does. So memory is bounded per worker, whatever the file sizes, and
+//! stream's speed per x86-64 core (SHA-NI or AVX-512, by the core); the verdicts are
+//! exactly the one-frame reader's. Bigger files, and every file below the trailer
+//! level, stream through a 128 KiB page-aligned buffer into the library's
+//! `StreamVerifier`, as the command-line tool's `verify` does. So memory is bounded per worker, whatever the file sizes, and
 //! the bounded queues between the stages keep it independent of the number of files.
 //!
 //! A file changed by another process while it is read (truncated, grown, written to,
