@@ -115,8 +115,10 @@ fn step<const M: usize>(kernel: Kernel, lanes: &mut [Option<Lane<'_>>; M]) {
     }
 }
 
-/// SHA-256 of [`LANES`] messages that arrive in chunks (a file read piece by piece, a
-/// message gigabytes long), hashed side by side as [`hash_batch`] does. Each lane holds
+/// SHA-256 of `N` messages that arrive in chunks (a file read piece by piece, a message
+/// gigabytes long), hashed side by side as [`hash_batch`] does: [`LANES`] by default,
+/// or as many as the kernel steps together ([`Kernel::width`]: sixteen lanes keep the
+/// AVX-512 kernel busy). Each lane holds
 /// one message: [`update`](Self::update) feeds every lane its next chunk at once (any
 /// lengths, empty for a lane with nothing new), [`finish`](Self::finish) ends a lane's
 /// message and starts the lane afresh. Bytes short of a whole block wait in the lane
@@ -136,9 +138,9 @@ fn step<const M: usize>(kernel: Kernel, lanes: &mut [Option<Lane<'_>>; M]) {
 /// # Ok::<(), membrane_frame::Error>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct StreamLanes {
+pub struct StreamLanes<const N: usize = LANES> {
     kernel: Kernel,
-    lanes: [StreamLane; LANES],
+    lanes: [StreamLane; N],
 }
 
 /// One lane's message so far: the state after its whole blocks, the bytes of a block
@@ -170,28 +172,28 @@ impl StreamLane {
     }
 }
 
-impl Default for StreamLanes {
-    fn default() -> StreamLanes {
+impl<const N: usize> Default for StreamLanes<N> {
+    fn default() -> StreamLanes<N> {
         StreamLanes::new()
     }
 }
 
-impl StreamLanes {
+impl<const N: usize> StreamLanes<N> {
     /// Empty lanes, hashed with the fastest kernel of this CPU.
-    pub fn new() -> StreamLanes {
+    pub fn new() -> StreamLanes<N> {
         StreamLanes::with_kernel(Kernel::detect())
     }
 
     /// Empty lanes, hashed with a chosen kernel (tests force [`Kernel::Portable`]).
-    pub fn with_kernel(kernel: Kernel) -> StreamLanes {
-        StreamLanes { kernel, lanes: [StreamLane::EMPTY; LANES] }
+    pub fn with_kernel(kernel: Kernel) -> StreamLanes<N> {
+        StreamLanes { kernel, lanes: [StreamLane::EMPTY; N] }
     }
 
     /// Append `chunks[lane]` to each lane's message.
-    pub fn update(&mut self, chunks: [&[u8]; LANES]) {
-        let mut states = [H0; LANES];
-        let mut blocks: [&[[u8; 64]]; LANES] = [&[]; LANES];
-        let mut tails: [&[u8]; LANES] = [&[]; LANES];
+    pub fn update(&mut self, chunks: [&[u8]; N]) {
+        let mut states = [H0; N];
+        let mut blocks: [&[[u8; 64]]; N] = [&[]; N];
+        let mut tails: [&[u8]; N] = [&[]; N];
         for (((lane, mut chunk), state), (blocks, tail)) in
             self.lanes.iter_mut().zip(chunks).zip(states.iter_mut()).zip(blocks.iter_mut().zip(tails.iter_mut()))
         {
@@ -217,9 +219,9 @@ impl StreamLanes {
     }
 
     /// The SHA-256 of everything fed to `lane` since it last finished; the lane starts
-    /// a new, empty message. `invalid_argument` for a lane at or past [`LANES`].
+    /// a new, empty message. `invalid_argument` for a lane at or past `N`.
     pub fn finish(&mut self, lane: usize) -> Result<Sha256Digest, Error> {
-        let lane = self.lanes.get_mut(lane).ok_or_else(|| Error::invalid_argument("lane", "is at or past LANES"))?;
+        let lane = self.lanes.get_mut(lane).ok_or_else(|| Error::invalid_argument("lane", "is past the last lane"))?;
         let (padding, blocks) = padding(lane.partial.get(..lane.partial_len).unwrap_or_default(), lane.len);
         sha2::block_api::compress256(&mut lane.state, padding.get(..blocks).unwrap_or_default());
         let digest = digest_of(lane.state);
@@ -227,7 +229,7 @@ impl StreamLanes {
         Ok(digest)
     }
 
-    /// Bytes fed to `lane` since it last finished (0 for a lane past [`LANES`]).
+    /// Bytes fed to `lane` since it last finished (0 for a lane past the last).
     pub fn len(&self, lane: usize) -> u64 {
         self.lanes.get(lane).map_or(0, |lane| lane.len)
     }
@@ -402,9 +404,9 @@ mod tests {
     /// Feed each message to its lane in chunks whose lengths cycle through `chunk_lens`
     /// (a different phase per lane, so lanes run out of step), finishing a lane and
     /// starting the next message there as soon as its message is all in.
-    fn check_streamed(kernel: Kernel, messages: &[std::vec::Vec<u8>], chunk_lens: &[usize]) {
-        let mut lanes = StreamLanes::with_kernel(kernel);
-        let mut current: [Option<(usize, usize)>; LANES] = [None; LANES]; // (message, fed)
+    fn check_streamed<const N: usize>(kernel: Kernel, messages: &[std::vec::Vec<u8>], chunk_lens: &[usize]) {
+        let mut lanes = StreamLanes::<N>::with_kernel(kernel);
+        let mut current: [Option<(usize, usize)>; N] = [None; N]; // (message, fed)
         let mut next = 0;
         let mut turn = 0;
         let mut done = 0;
@@ -415,7 +417,7 @@ mod tests {
                     next += 1;
                 }
             }
-            let mut chunks: [&[u8]; LANES] = [&[]; LANES];
+            let mut chunks: [&[u8]; N] = [&[]; N];
             for (lane, (slot, chunk)) in current.iter_mut().zip(chunks.iter_mut()).enumerate() {
                 if let Some((message, fed)) = slot {
                     let len = chunk_lens[(turn + lane * 7) % chunk_lens.len()];
@@ -456,7 +458,10 @@ mod tests {
         let chunkings: [&[usize]; 5] = [&[1], &[63, 1, 64, 2], &[64], &[7, 100, 0, 55, 56, 57], &[4096]];
         for kernel in kernels() {
             for chunk_lens in chunkings {
-                check_streamed(kernel, &messages, chunk_lens);
+                check_streamed::<LANES>(kernel, &messages, chunk_lens);
+                if !cfg!(miri) {
+                    check_streamed::<16>(kernel, &messages, chunk_lens);
+                }
             }
         }
     }
@@ -469,7 +474,8 @@ mod tests {
             lengths.iter().enumerate().map(|(i, &len)| bytes(len, 900 + i as u64)).collect();
         let chunking: &[usize] = if cfg!(miri) { &[64, 130, 1] } else { &[128 << 10, 65 << 10, 100_001] };
         for kernel in kernels() {
-            check_streamed(kernel, &messages, chunking);
+            check_streamed::<LANES>(kernel, &messages, chunking);
+            check_streamed::<16>(kernel, &messages, chunking);
         }
     }
 
@@ -486,7 +492,7 @@ mod tests {
 
     #[test]
     fn a_lane_past_the_last_is_refused() {
-        let mut lanes = StreamLanes::default();
+        let mut lanes: StreamLanes = StreamLanes::default();
         let err = lanes.finish(LANES).unwrap_err();
         assert_eq!((err.code(), err.field()), (crate::ErrorCode::InvalidArgument, Some("lane")));
         assert_eq!(lanes.len(LANES), 0);

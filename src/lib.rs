@@ -13,9 +13,10 @@
 //! # Ok::<(), membrane_frame::Error>(())
 //! ```
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
-// No unsafe code but two measured kernels, allowed there alone: `batch_hash::sha_ni`
-// (SHA-NI intrinsics) and `json::sse2` (string bytes sixteen a step); the C ABI (the
-// `membrane-frame-ffi` crate) holds the rest.
+// No unsafe code but three measured kernels, allowed there alone: `batch_hash::sha_ni`
+// (SHA-NI intrinsics), `batch_hash::avx512` (sixteen SHA-256 lanes in AVX-512) and
+// `json::sse2` (string bytes sixteen a step); the C ABI (the `membrane-frame-ffi`
+// crate) holds the rest.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(

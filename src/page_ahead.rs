@@ -24,6 +24,7 @@ pub(crate) fn in_pieces<'a>(bytes: &'a [u8], mut work: impl FnMut(&'a [u8])) {
 }
 
 /// Load `bytes[at]`, if it exists, so its page is mapped and on its way into the cache.
+#[inline]
 pub(crate) fn touch(bytes: &[u8], at: usize) {
     if let Some(&byte) = bytes.get(at) {
         // `black_box` keeps the load that nothing else uses.

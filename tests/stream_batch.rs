@@ -48,12 +48,18 @@ fn one_by_one(frames: &[Vec<u8>], options: ReadOptions, pattern: &[usize]) -> Ve
 /// The same through a `StreamBatch`: a free lane takes the next frame, every busy lane
 /// gets its next chunk each round, a lane whose chunks are all fed is finished (its
 /// verdict kept as it would read once the lane's buffer is reused: copied out).
-fn batched(frames: &[Vec<u8>], options: ReadOptions, pattern: &[usize], kernel: Kernel) -> Vec<(Statuses, Owned)> {
-    let mut buffers = [[0u8; IDENTITY_BUF]; LANES];
-    let [a, b, c] = &mut buffers;
-    let mut batch = StreamBatch::with_kernel(kernel, [a, b, c]);
+fn batched<const N: usize>(
+    frames: &[Vec<u8>],
+    options: ReadOptions,
+    pattern: &[usize],
+    kernel: Kernel,
+) -> Vec<(Statuses, Owned)> {
+    let mut buffers = vec![[0u8; IDENTITY_BUF]; N];
+    let mut each = buffers.iter_mut();
+    let identity_bufs: [&mut [u8]; N] = std::array::from_fn(|_| each.next().unwrap().as_mut_slice());
+    let mut batch = StreamBatch::<N>::with_kernel(kernel, identity_bufs);
     let mut results: Vec<Option<(Statuses, Owned)>> = frames.iter().map(|_| None).collect();
-    let mut lanes: [Option<InLane<'_>>; LANES] = Default::default();
+    let mut lanes: [Option<InLane<'_>>; N] = std::array::from_fn(|_| None);
     let mut next = 0;
     loop {
         for (lane, slot) in lanes.iter_mut().enumerate() {
@@ -72,7 +78,7 @@ fn batched(frames: &[Vec<u8>], options: ReadOptions, pattern: &[usize], kernel: 
                 results[index] = Some((statuses, owned(batch.finish(lane))));
             }
         }
-        let mut round: [&[u8]; LANES] = [&[]; LANES];
+        let mut round: [&[u8]; N] = [&[]; N];
         for (slot, chunk) in lanes.iter_mut().zip(round.iter_mut()) {
             if let Some((_, chunks, fed, _)) = slot {
                 *chunk = chunks[*fed];
@@ -112,29 +118,34 @@ fn owned(verdict: Result<StreamedFrame<'_>, Error>) -> Owned {
     })
 }
 
+/// Every kernel this CPU runs (the portable one everywhere).
 fn kernels() -> Vec<Kernel> {
-    let mut kernels = vec![Kernel::Portable];
-    if Kernel::detect() != Kernel::Portable {
-        kernels.push(Kernel::detect());
-    } else {
+    let kernels: Vec<Kernel> = Kernel::ALL.into_iter().filter(|kernel| kernel.runs_here()).collect();
+    if kernels.len() == 1 {
         println!("NOTE: this CPU has no multi-buffer kernel: only the portable one was tested");
     }
     kernels
 }
 
+/// The batch, three lanes wide and sixteen, through every kernel, equals the one-frame
+/// verifier on every frame.
 fn assert_same(frames: &[Vec<u8>], options: ReadOptions, pattern: &[usize]) {
     let expected = one_by_one(frames, options, pattern);
     for kernel in kernels() {
-        let got = batched(frames, options, pattern, kernel);
-        for (index, (got, expected)) in got.iter().zip(&expected).enumerate() {
-            assert_eq!(
-                got,
-                expected,
-                "frame {index} at {:?}, {:?}, chunks {pattern:?}, {}",
-                options.level,
-                options.mode,
-                kernel.name()
-            );
+        for (lanes, got) in [
+            (LANES, batched::<LANES>(frames, options, pattern, kernel)),
+            (16, batched::<16>(frames, options, pattern, kernel)),
+        ] {
+            for (index, (got, expected)) in got.iter().zip(&expected).enumerate() {
+                assert_eq!(
+                    got,
+                    expected,
+                    "frame {index} at {:?}, {:?}, chunks {pattern:?}, {}, {lanes} lanes",
+                    options.level,
+                    options.mode,
+                    kernel.name()
+                );
+            }
         }
     }
 }

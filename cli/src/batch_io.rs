@@ -7,20 +7,24 @@
 //! changes while it is read is an `io` verdict here as there.
 
 use crate::io::{open_regular, stopped, unless_changed, Checked, Outcome, ReadBuffer, RunState, ValidFrame};
-use membrane_frame::batch_hash::LANES;
+use membrane_frame::batch_hash::{Kernel, LANES};
 use membrane_frame::frame::StreamBatch;
 use membrane_frame::{ReadOptions, VerifyLevel};
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::PathBuf;
 
-/// A worker's lanes: a read buffer and an identity buffer each.
+/// A worker's lanes: a read buffer and an identity buffer each. As many lanes as the
+/// library's kernel steps together: [`LANES`] for SHA-NI, [`WIDE`] for AVX-512.
 #[derive(Debug)]
 pub struct BatchChecker {
     options: ReadOptions,
-    buffers: [ReadBuffer; LANES],
-    identities: [Vec<u8>; LANES],
+    buffers: Vec<ReadBuffer>,
+    identities: Vec<Vec<u8>>,
 }
+
+/// The widest kernel's lanes.
+const WIDE: usize = Kernel::Avx512X16.width();
 
 /// A file in a lane: what the caller tagged it with, and its reading so far.
 struct InFlight<T> {
@@ -49,12 +53,21 @@ impl BatchChecker {
 
     pub fn new(level: VerifyLevel, buffer_size: usize) -> BatchChecker {
         let options = ReadOptions::new().level(level);
-        let buffer_size = buffer_size.max(4096);
+        let lanes = if Kernel::detect().width() > LANES { WIDE } else { LANES };
+        // Sixteen lanes read half as much each, so their buffers stay in the core's L2
+        // beside the hash (2 GiB of 16 MiB frames, `-j 2`, best of 5 on an Intel Xeon with
+        // a 2 MiB L2: 0.489 s with 128 KiB a lane, 0.461 s with 64 KiB, 0.462 s with 32 KiB).
+        let buffer_size = if lanes == WIDE { buffer_size / 2 } else { buffer_size }.max(4096);
         BatchChecker {
             options,
-            buffers: std::array::from_fn(|_| ReadBuffer::new(buffer_size)),
-            identities: std::array::from_fn(|_| vec![0u8; options.identity_limit as usize]),
+            buffers: (0..lanes).map(|_| ReadBuffer::new(buffer_size)).collect(),
+            identities: (0..lanes).map(|_| vec![0u8; options.identity_limit as usize]).collect(),
         }
+    }
+
+    /// Files in flight at once.
+    pub fn lanes(&self) -> usize {
+        self.buffers.len()
     }
 
     /// Verify files until `next` has no more: `next(wait)` gives the next file to check
@@ -62,13 +75,29 @@ impl BatchChecker {
     /// run is over), `done` takes each verdict, in the order the files end.
     pub fn run<T>(
         &mut self,
+        next: impl FnMut(bool) -> Option<(T, PathBuf)>,
+        run: &RunState,
+        done: impl FnMut(T, Checked),
+    ) {
+        if self.lanes() == WIDE {
+            self.run_lanes::<WIDE, T>(next, run, done);
+        } else {
+            self.run_lanes::<LANES, T>(next, run, done);
+        }
+    }
+
+    /// [`run`](Self::run) with `N` lanes (as many as the buffers).
+    fn run_lanes<const N: usize, T>(
+        &mut self,
         mut next: impl FnMut(bool) -> Option<(T, PathBuf)>,
         run: &RunState,
         mut done: impl FnMut(T, Checked),
     ) {
-        let [a, b, c] = &mut self.identities;
-        let mut batch = StreamBatch::new([a, b, c]);
-        let mut lanes: [Option<InFlight<T>>; LANES] = std::array::from_fn(|_| None);
+        let mut identities = self.identities.iter_mut();
+        let identity_bufs: [&mut [u8]; N] =
+            std::array::from_fn(|_| identities.next().map(Vec::as_mut_slice).unwrap_or_default());
+        let mut batch = StreamBatch::<N>::new(identity_bufs);
+        let mut lanes: [Option<InFlight<T>>; N] = std::array::from_fn(|_| None);
         loop {
             let mut busy = lanes.iter().flatten().count();
             for (lane, slot) in lanes.iter_mut().enumerate() {
@@ -91,7 +120,7 @@ impl BatchChecker {
             if lanes.iter().all(Option::is_none) {
                 return;
             }
-            let mut lengths = [0usize; LANES];
+            let mut lengths = [0usize; N];
             for ((slot, buffer), length) in lanes.iter_mut().zip(self.buffers.iter_mut()).zip(lengths.iter_mut()) {
                 let Some(file) = slot else { continue };
                 if run.stopped() {
@@ -109,7 +138,7 @@ impl BatchChecker {
                     Err(err) => file.ended = Some(Ended::Early(Outcome::Unreadable(err))),
                 }
             }
-            let mut chunks: [&[u8]; LANES] = [&[]; LANES];
+            let mut chunks: [&[u8]; N] = [&[]; N];
             for ((chunk, buffer), length) in chunks.iter_mut().zip(self.buffers.iter_mut()).zip(lengths) {
                 *chunk = buffer.get_mut().get(..length).unwrap_or_default();
             }

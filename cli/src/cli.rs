@@ -281,7 +281,8 @@ pub struct VerifyArgs {
     /// How files are read (for measurements; `read` keeps memory bounded).
     #[arg(long, value_enum, default_value = "read", hide = true)]
     pub io: IoMode,
-    /// Read buffer per worker for `--io read` (for measurements).
+    /// Read buffer per file in flight for `--io read`, halved where sixteen files are in
+    /// flight a worker (for measurements).
     #[arg(long, default_value = "128KiB", value_parser = parse_size, hide = true)]
     pub buffer_size: u64,
 }

@@ -69,7 +69,7 @@ impl Kernel {
     /// have it; else SHA-NI, three lanes on AMD family 0x19 and later (Zen 3 to 5;
     /// measured on Zen 4) and two elsewhere; else AVX-512 where there is no SHA-NI; else
     /// the portable code. Measured (in cache, against single-stream `sha2`): on an Intel
-    /// Xeon, AVX-512 1.97x, two SHA-NI lanes 1.25x, three 1.21x; on Zen 1, two lanes
+    /// Xeon, AVX-512 2.17x, two SHA-NI lanes 1.25x, three 1.21x; on Zen 1, two lanes
     /// 1.73x, three 1.51x; on Zen 4, three lanes up to 1.4x faster than two, and the
     /// issue's AVX-512 prototype 1.8x against 2.1x for three lanes.
     pub fn for_cpu(vendor: &[u8; 12], family: u32, sha_ni: bool, avx512: bool) -> Kernel {
@@ -124,13 +124,13 @@ impl Kernel {
     }
 
     /// How many busy lanes it takes for a step of the full width to beat stepping them a
-    /// few at a time through [`narrow`](Self::narrow): sixteen AVX-512 lanes ran at 1.58x
-    /// two SHA-NI lanes, so eleven busy lanes pay (11/16 × 1.58 > 1); without SHA-NI the
+    /// few at a time through [`narrow`](Self::narrow): sixteen AVX-512 lanes ran at 1.72x
+    /// two SHA-NI lanes, so ten busy lanes pay (10/16 × 1.72 > 1); without SHA-NI the
     /// portable code is slower than any two AVX-512 lanes.
     fn wide_from(self) -> usize {
         match self.narrow() {
             Kernel::Portable => 2,
-            _ => 11,
+            _ => 10,
         }
     }
 

@@ -35,6 +35,7 @@ pub(super) const K: [u32; 64] = [
 cpufeatures::new!(features, "sha", "ssse3", "sse4.1");
 
 /// Whether this CPU runs the kernel (detected once, then cached).
+#[inline]
 pub(super) fn available() -> bool {
     features::get()
 }
@@ -160,7 +161,10 @@ unsafe fn compress<const N: usize>(states: &mut [[u32; 8]; N], blocks: [&[[u8; 6
     }
 }
 
-/// The state words a..h as SHA-NI's two registers, ABEF and CDGH.
+/// The state words a..h as SHA-NI's two registers, ABEF and CDGH. (`#[inline]` here and
+/// on the other helpers: the generic kernel is instantiated in the crate that names
+/// `StreamLanes<N>`, which without it calls them; `StreamBatch` lost 20 % so.)
+#[inline]
 #[target_feature(enable = "sha,ssse3,sse4.1")]
 fn pack(state: &[u32; 8]) -> (__m128i, __m128i) {
     let [a, b, c, d, e, f, g, h] = state.map(|word| word as i32);
@@ -168,6 +172,7 @@ fn pack(state: &[u32; 8]) -> (__m128i, __m128i) {
 }
 
 /// [`pack`] undone.
+#[inline]
 #[target_feature(enable = "sha,ssse3,sse4.1")]
 fn unpack(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
     let mut out = [[0u32; 4]; 2];
