@@ -124,14 +124,9 @@ impl Kernel {
     }
 
     /// How many busy lanes it takes for a step of the full width to beat stepping them a
-    /// few at a time through [`narrow`](Self::narrow): sixteen AVX-512 lanes ran at 1.72x
-    /// two SHA-NI lanes, so ten busy lanes pay (10/16 × 1.72 > 1); without SHA-NI the
-    /// portable code is slower than any two AVX-512 lanes.
+    /// few at a time through [`narrow`](Self::narrow).
     fn wide_from(self) -> usize {
-        match self.narrow() {
-            Kernel::Portable => 2,
-            _ => 10,
-        }
+        wide_from_beside(self.narrow())
     }
 
     /// Compress each lane's blocks into its state (the same number of blocks each), and
@@ -175,6 +170,16 @@ impl Kernel {
             sha2::block_api::compress256(state, blocks);
         }
         Kernel::Portable
+    }
+}
+
+/// How many busy lanes a sixteen-wide step needs to beat the narrow kernel `narrow`:
+/// sixteen AVX-512 lanes ran at 1.72x two SHA-NI lanes, so ten busy lanes pay
+/// (10/16 × 1.72 > 1); the portable code is slower than any two AVX-512 lanes.
+fn wide_from_beside(narrow: Kernel) -> usize {
+    match narrow {
+        Kernel::Portable => 2,
+        _ => 10,
     }
 }
 
@@ -368,6 +373,17 @@ mod tests {
         for kernel in Kernel::ALL {
             assert!(kernel.narrow().width() <= LANES, "{}", kernel.name());
         }
+    }
+
+    #[test]
+    fn the_wide_step_is_taken_from_the_measured_number_of_busy_lanes() {
+        // Ten of sixteen AVX-512 lanes beat two SHA-NI lanes; two beat the portable code.
+        assert_eq!(wide_from_beside(Kernel::ShaNiX2), 10);
+        assert_eq!(wide_from_beside(Kernel::Portable), 2);
+        for kernel in Kernel::ALL {
+            assert_eq!(kernel.wide_from(), wide_from_beside(kernel.narrow()), "{}", kernel.name());
+        }
+        assert!(Kernel::Avx512X16.wide_from() > LANES || !Kernel::ShaNiX2.runs_here());
     }
 
     #[test]
