@@ -10,18 +10,20 @@
 //! link fails. A successful build is the proof; running it is a smoke test.
 //!
 //! Scope: exactly the functions called below (see docs/reliability.md); since issue 13
-//! also the streamed batch verifier and the batch hasher (`stream_batch`).
+//! also the streamed batch verifier and the batch hasher (`stream_batch`), and since
+//! session 17 both sixteen lanes wide (the AVX-512 kernel on CPUs that pick it).
 #![no_std]
 #![no_main]
 
 use core::hint::black_box;
-use membrane_frame::batch_hash::{StreamLanes, LANES};
+use membrane_frame::batch_hash::{hash_batch, StreamLanes, LANES};
 use membrane_frame::frame::StreamBatch;
 use membrane_frame::json::{self, Event, Limits, Reader};
 use membrane_frame::snapshot::Snapshot;
 use membrane_frame::tombstone::{GossipMap, OpDelete, OpTombstone};
 use membrane_frame::{
-    FragmentMessage, Frame, ParseMode, PayloadIdentity, ReadOptions, StreamStatus, StreamVerifier, VerifyLevel,
+    FragmentMessage, Frame, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest, StreamStatus, StreamVerifier,
+    VerifyLevel,
 };
 
 #[link(name = "c")]
@@ -132,6 +134,17 @@ fn stream_batch(data: &[u8], config: u8, chunk: usize) -> u64 {
     for lane in 0..LANES {
         acc ^= lanes.finish(lane).map_or(0, |digest| u64::from(digest.as_bytes()[0]));
     }
+    // Sixteen lanes, the AVX-512 kernel's width (the narrow kernels on other CPUs), fed
+    // and hashed in memory.
+    let pieces: [&[u8]; 16] =
+        core::array::from_fn(|i| data.get(i * data.len() / 16..(i + 1) * data.len() / 16).unwrap_or(&[]));
+    let mut wide = StreamLanes::<16>::new();
+    wide.update(pieces);
+    for lane in 0..16 {
+        acc ^= wide.finish(lane).map_or(0, |digest| u64::from(digest.as_bytes()[0]));
+    }
+    let mut digests = [Sha256Digest([0; 32]); 16];
+    acc ^= hash_batch(&pieces, &mut digests).map_or(0, |()| u64::from(digests[15].as_bytes()[0]));
     acc
 }
 
