@@ -66,7 +66,7 @@ pub fn hash_batch_with(kernel: Kernel, messages: &[&[u8]], digests: &mut [Sha256
 }
 
 /// The widest kernel's width: how many messages [`hash_batch`] keeps in flight for it.
-const WIDEST: usize = 16;
+const WIDEST: usize = Kernel::Avx512X16.width();
 
 /// [`hash_batch_with`] keeping `M` messages in flight.
 fn hash_in_lanes<const M: usize>(kernel: Kernel, messages: &[&[u8]], digests: &mut [Sha256Digest]) {
