@@ -118,7 +118,7 @@ fn main() {
     println!();
     println!("| in cache | messages | MiB | batch GiB/s | sha2 GiB/s | ratio (paired median) | target | verdict |");
     println!("|---|---|---|---|---|---|---|---|");
-    hash_batch_row(Kernel::detect(), 128 << 10, Kernel::detect().width().max(LANES), sha2_first_byte);
+    hash_batch_row(Kernel::detect(), 128 << 10, Kernel::detect().in_flight(), sha2_first_byte);
     // Every kernel this CPU runs, so the run shows whether detection chose the fastest
     // (each on as many messages as it steps together, at least three).
     println!();
@@ -126,9 +126,9 @@ fn main() {
         "| kernel | in cache | messages | MiB | batch GiB/s | sha2 GiB/s | ratio (paired median) | target | verdict |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
-    for kernel in Kernel::ALL.into_iter().filter(|kernel| kernel.runs_here()) {
+    for kernel in Kernel::on_this_cpu() {
         print!("| {} ", kernel.name());
-        hash_batch_row(kernel, 128 << 10, kernel.width().max(LANES), sha2_first_byte);
+        hash_batch_row(kernel, 128 << 10, kernel.in_flight(), sha2_first_byte);
     }
     // The portable path (what non-SHA-NI CPUs run) costs what sha2 does.
     let data = vec![3u8; 1 << 20];
@@ -187,7 +187,7 @@ fn hash_batch_row(kernel: Kernel, size: usize, count: usize, baseline: fn(&[u8])
 /// frame a round, a lane refilled as its frame ends; returns how many verified.
 fn stream_all(frames: &[Vec<u8>], chunk_len: usize) -> usize {
     // As many lanes as `membrane-frame verify` keeps files in flight.
-    if Kernel::detect().width() > LANES {
+    if Kernel::detect().in_flight() > LANES {
         stream_all_in::<16>(frames, chunk_len)
     } else {
         stream_all_in::<LANES>(frames, chunk_len)

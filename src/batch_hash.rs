@@ -45,6 +45,19 @@ pub const LANES: usize = 3;
 /// The SHA-256 initial state (FIPS 180-4, 5.3.3).
 const H0: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
+/// The round constants (FIPS 180-4, 4.2.2), for the x86-64 kernels.
+#[cfg(target_arch = "x86_64")]
+const K: [u32; 64] = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+    0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+    0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+    0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2,
+];
+
 /// SHA-256 of every message into `digests` (the same length), with the fastest kernel
 /// of this CPU. `invalid_argument` if the lengths differ.
 pub fn hash_batch(messages: &[&[u8]], digests: &mut [Sha256Digest]) -> Result<(), Error> {
@@ -117,12 +130,11 @@ fn step<const M: usize>(kernel: Kernel, lanes: &mut [Option<Lane<'_>>; M]) {
 
 /// SHA-256 of `N` messages that arrive in chunks (a file read piece by piece, a message
 /// gigabytes long), hashed side by side as [`hash_batch`] does: [`LANES`] by default,
-/// or as many as the kernel steps together ([`Kernel::width`]: sixteen lanes keep the
-/// AVX-512 kernel busy). Each lane holds
-/// one message: [`update`](Self::update) feeds every lane its next chunk at once (any
-/// lengths, empty for a lane with nothing new), [`finish`](Self::finish) ends a lane's
-/// message and starts the lane afresh. Bytes short of a whole block wait in the lane
-/// (64 bytes each), nothing else is copied.
+/// or as many as the kernel steps together ([`Kernel::in_flight`]: sixteen lanes keep
+/// the AVX-512 kernel busy). Each lane holds one message: [`update`](Self::update) feeds
+/// every lane its next chunk at once (any lengths, empty for a lane with nothing new),
+/// [`finish`](Self::finish) ends a lane's message and starts the lane afresh. Bytes
+/// short of a whole block wait in the lane (64 bytes each), nothing else is copied.
 ///
 /// ```
 /// use membrane_frame::batch_hash::StreamLanes;
@@ -334,7 +346,7 @@ mod tests {
 
     /// The kernels to test here: every one this CPU runs (the portable one everywhere).
     fn kernels() -> std::vec::Vec<Kernel> {
-        Kernel::ALL.into_iter().filter(|kernel| kernel.runs_here()).collect()
+        Kernel::on_this_cpu().collect()
     }
 
     fn check(kernel: Kernel, messages: &[std::vec::Vec<u8>]) {

@@ -120,7 +120,7 @@ fn owned(verdict: Result<StreamedFrame<'_>, Error>) -> Owned {
 
 /// Every kernel this CPU runs (the portable one everywhere).
 fn kernels() -> Vec<Kernel> {
-    let kernels: Vec<Kernel> = Kernel::ALL.into_iter().filter(|kernel| kernel.runs_here()).collect();
+    let kernels: Vec<Kernel> = Kernel::on_this_cpu().collect();
     if kernels.len() == 1 {
         println!("NOTE: this CPU has no multi-buffer kernel: only the portable one was tested");
     }

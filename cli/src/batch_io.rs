@@ -53,7 +53,7 @@ impl BatchChecker {
 
     pub fn new(level: VerifyLevel, buffer_size: usize) -> BatchChecker {
         let options = ReadOptions::new().level(level);
-        let lanes = if Kernel::detect().width() > LANES { WIDE } else { LANES };
+        let lanes = Kernel::detect().in_flight();
         // Sixteen lanes read half as much each, so their buffers stay in the core's L2
         // beside the hash (2 GiB of 16 MiB frames, `-j 2`, best of 5 on an Intel Xeon with
         // a 2 MiB L2: 0.489 s with 128 KiB a lane, 0.461 s with 64 KiB, 0.462 s with 32 KiB).

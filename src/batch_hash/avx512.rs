@@ -15,7 +15,7 @@
 // time.
 #![allow(clippy::indexing_slicing)]
 
-use super::sha_ni::K;
+use super::K;
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi32, _mm512_broadcast_i32x4, _mm512_loadu_si512, _mm512_ror_epi32, _mm512_set1_epi32,
     _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_shuffle_i32x4, _mm512_srli_epi32, _mm512_storeu_si512,

@@ -112,6 +112,17 @@ impl Kernel {
         }
     }
 
+    /// Every kernel this CPU runs, widest first (the portable code last, everywhere).
+    pub fn on_this_cpu() -> impl Iterator<Item = Kernel> {
+        Kernel::ALL.into_iter().filter(|kernel| kernel.runs_here())
+    }
+
+    /// Messages kept in flight for the kernel: its width, and at least [`LANES`] (what
+    /// `hash_batch` keeps, and `membrane-frame verify` keeps files a worker).
+    pub fn in_flight(self) -> usize {
+        self.width().max(LANES)
+    }
+
     /// Whether this CPU has what the kernel needs.
     pub fn runs_here(self) -> bool {
         #[cfg(target_arch = "x86_64")]
@@ -312,10 +323,6 @@ mod tests {
         (0..count).map(|i| core::array::from_fn(|j| (i * 131 + j * 7) as u8 ^ seed)).collect()
     }
 
-    fn runnable() -> std::vec::Vec<Kernel> {
-        Kernel::ALL.into_iter().filter(|kernel| kernel.runs_here()).collect()
-    }
-
     #[test]
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn the_kernel_chosen_is_the_rule_for_this_cpu() {
@@ -370,6 +377,12 @@ mod tests {
         assert_eq!(Kernel::for_cpu(b"HygonGenuine", 0x19, true, false), Kernel::ShaNiX2);
         assert_eq!(Kernel::for_cpu(intel, 6, false, false), Kernel::Portable);
         assert_eq!(Kernel::ALL.map(Kernel::width), [16, 3, 2, 1]);
+        assert_eq!(Kernel::ALL.map(Kernel::in_flight), [16, LANES, LANES, LANES]);
+        // The kernels this CPU runs: the one detected among them, the portable code last.
+        let here: std::vec::Vec<Kernel> = Kernel::on_this_cpu().collect();
+        assert!(here.contains(&Kernel::detect()), "{here:?}");
+        assert_eq!(here.last(), Some(&Kernel::Portable));
+        assert!(here.iter().all(|kernel| kernel.runs_here()));
         for kernel in Kernel::ALL {
             assert!(kernel.narrow().width() <= LANES, "{}", kernel.name());
         }
@@ -435,7 +448,7 @@ mod tests {
         // Every number of busy lanes, in scattered slots, with blocks left over in some,
         // through every kernel: wide steps with fillers, groups, pairs' turns, lone lanes.
         let counts: &[usize] = if cfg!(miri) { &[1, 2] } else { &[1, 2, 3, 5, 8] };
-        for kernel in runnable() {
+        for kernel in Kernel::on_this_cpu() {
             for busy in 1..=16usize {
                 for &count in counts {
                     let lanes: std::vec::Vec<std::vec::Vec<[u8; 64]>> = (0..16)
@@ -472,7 +485,7 @@ mod tests {
         // its own blocks compressed in order, whatever turns the pairs take.
         let lanes = [blocks(9, 1), blocks(9, 2), blocks(9, 3)];
         let counts = if cfg!(miri) { 1..=3 } else { 1..=9 };
-        for kernel in runnable() {
+        for kernel in Kernel::on_this_cpu() {
             for count in counts.clone() {
                 for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
                     let starts = [H0, [1; 8], [2; 8]];
