@@ -2,14 +2,15 @@
 # Bulk verification benchmark for `membrane-frame verify` (the CLI), in one run beside
 # its baselines over the same bytes:
 #   (a) raw single-core sha2 (cli/examples/sha2_baseline.rs): the files read through a
-#       128 KiB buffer and hashed ("sha2-read", the I/O path verify uses), and the same bytes hashed from memory
+#       128 KiB buffer and hashed ("sha2-read", the baseline of issue 13), and the same bytes hashed from memory
 #       ("sha2-memory", the pure hashing speed of one core);
 #   (b) sha256sum over the same files;
 #   (c) a plain Python loop doing the same trailer-level checks (scripts/verify_baseline.py);
-# and `membrane-frame verify --level trailer` on 1 core and on all cores (also with the
-# hidden --io mmap and --io mmap-window, the alternatives measured and not chosen). Then peak RSS
-# (GNU time -v) for the same 256 MiB as 1 MiB, 16 MiB and 256 MiB frames: it must not
-# grow with the frame size.
+# and `membrane-frame verify --level trailer` on 1 core and on all cores (the default
+# maps large files 1 MiB at a time; also with the hidden --io read, which reads them
+# through buffers, and --io mmap, whole-file maps into the one-shot reader). Then peak
+# RSS (GNU time -v) for the same 256 MiB as 1 MiB, 16 MiB and 256 MiB frames: it must
+# not grow with the frame size.
 #
 # Usage: bash scripts/bench-verify.sh      (a 2 GiB corpus of 16 MiB frames under /tmp)
 # Knobs: BENCH_DIR (/tmp/membrane-bench), FRAMES (128), FRAME_SIZE (16MiB), REPEAT (5),
@@ -84,7 +85,7 @@ echo "best of $REPEAT interleaved rounds, warm page cache"
 python3 scripts/verify_baseline.py "$MAIN" | grep -q "\"ok\": $FRAMES," || { echo "the Python baseline rejects the corpus" >&2; exit 1; }
 "$BIN" verify --json --progress never "$MAIN" | tail -1 | grep -q '"exit_status": 0' || { echo "verify rejects the corpus" >&2; exit 1; }
 
-sha2_read=""; sha2_mem=""; t_sum=""; t_py=""; t_one=""; t_all=""; t_mmap=""; t_win=""; idles=""
+sha2_read=""; sha2_mem=""; t_sum=""; t_py=""; t_one=""; t_all=""; t_read=""; t_mmap=""; idles=""
 for round in $(seq "$REPEAT"); do
     idles="$idles $(wait_quiet)%"
     out=$("$SHA2" "$MAIN"/*.frame)
@@ -94,8 +95,8 @@ for round in $(seq "$REPEAT"); do
     s=$(now); python3 scripts/verify_baseline.py "$MAIN" >/dev/null; t_py=$(min "$t_py" "$(elapsed "$s" "$(now)")")
     s=$(now); "$BIN" verify -j 1 --progress never "$MAIN" >/dev/null; t_one=$(min "$t_one" "$(elapsed "$s" "$(now)")")
     s=$(now); "$BIN" verify -j "$CORES" --progress never "$MAIN" >/dev/null; t_all=$(min "$t_all" "$(elapsed "$s" "$(now)")")
+    s=$(now); "$BIN" verify -j "$CORES" --io read --progress never "$MAIN" >/dev/null; t_read=$(min "$t_read" "$(elapsed "$s" "$(now)")")
     s=$(now); "$BIN" verify -j "$CORES" --io mmap --progress never "$MAIN" >/dev/null; t_mmap=$(min "$t_mmap" "$(elapsed "$s" "$(now)")")
-    s=$(now); "$BIN" verify -j "$CORES" --io mmap-window --progress never "$MAIN" >/dev/null; t_win=$(min "$t_win" "$(elapsed "$s" "$(now)")")
     echo "  round $round done"
 done
 echo "CPU idle before each round:$idles"
@@ -110,21 +111,21 @@ row "(b) sha256sum" "$t_sum"
 row "(c) Python loop (struct + hashlib)" "$t_py"
 row "membrane-frame verify -j 1" "$t_one"
 row "membrane-frame verify -j $CORES" "$t_all"
-row "membrane-frame verify -j $CORES --io mmap (not chosen)" "$t_mmap"
-row "membrane-frame verify -j $CORES --io mmap-window (not chosen)" "$t_win"
+row "membrane-frame verify -j $CORES --io read" "$t_read"
+row "membrane-frame verify -j $CORES --io mmap (one-shot reader)" "$t_mmap"
 echo
 echo "verify -j $CORES vs single-core sha2: $(ratio "$sha2_read" "$t_all")x (files read the same way), $(ratio "$sha2_mem" "$t_all")x (hashing from memory); target (issue 13): 3.5x the first"
 echo
 
-printf '| %-10s | %-6s | %-20s | %-20s | %-20s |\n' "frame size" "frames" "peak RSS, read" "peak RSS, mmap" "peak RSS, mmap-window"
+printf '| %-10s | %-6s | %-20s | %-20s | %-21s |\n' "frame size" "frames" "peak RSS, default" "peak RSS, --io read" "peak RSS, --io mmap"
 echo "|------------|--------|----------------------|----------------------|-----------------------|"
 for spec in "256 1MiB" "16 16MiB" "1 256MiB"; do
     set -- $spec
     dir=$(corpus "rss-$2" "$1" "$2")
     printf '| %-10s | %-6s | %16s KiB | %16s KiB | %17s KiB |\n' "$2" "$1" \
         "$(peak_rss "$BIN" verify -j "$CORES" --progress never "$dir")" \
-        "$(peak_rss "$BIN" verify -j "$CORES" --io mmap --progress never "$dir")" \
-        "$(peak_rss "$BIN" verify -j "$CORES" --io mmap-window --progress never "$dir")"
+        "$(peak_rss "$BIN" verify -j "$CORES" --io read --progress never "$dir")" \
+        "$(peak_rss "$BIN" verify -j "$CORES" --io mmap --progress never "$dir")"
 done
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

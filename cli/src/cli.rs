@@ -203,13 +203,15 @@ Examples:
 /// How verification reads files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum IoMode {
-    /// Streaming reads through a fixed buffer (bounded memory whatever the frame size).
+    /// At the hashing levels, map each file in flight 1 MiB at a time (small files, and
+    /// files the system will not map, are read); below them, read the head. Bounded
+    /// memory whatever the frame size.
+    Window,
+    /// Read through a fixed buffer per file in flight (bounded memory).
     Read,
-    /// Memory-map each whole file into the one-shot reader (resident pages grow with
-    /// the frame size).
+    /// Memory-map each whole file into the one-shot reader, one file at a time per
+    /// worker (resident pages grow with the frame size).
     Mmap,
-    /// Memory-map 8 MiB windows one after another into the streaming verifier.
-    MmapWindow,
 }
 
 /// Whether to draw a progress bar.
@@ -278,11 +280,11 @@ pub struct VerifyArgs {
     /// Progress bar on stderr.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub progress: When,
-    /// How files are read (for measurements; `read` keeps memory bounded).
-    #[arg(long, value_enum, default_value = "read", hide = true)]
+    /// How files are read (for measurements; `window` and `read` keep memory bounded).
+    #[arg(long, value_enum, default_value = "window", hide = true)]
     pub io: IoMode,
-    /// Read buffer per file in flight for `--io read`, halved where sixteen files are in
-    /// flight a worker (for measurements).
+    /// Read buffer per file in flight, and the chunk a mapped file is fed in, halved
+    /// where sixteen files are in flight a worker (for measurements).
     #[arg(long, default_value = "128KiB", value_parser = parse_size, hide = true)]
     pub buffer_size: u64,
 }

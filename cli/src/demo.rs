@@ -410,7 +410,7 @@ fn verify_dir(args: &DemoArgs, dir: &Path) -> (verify::Summary, Vec<verify::Verd
         verbose: false,
         jobs: verify::default_jobs(),
         progress: None,
-        io: IoMode::Read,
+        io: IoMode::Window,
         buffer_size: crate::io::READ_BUFFER,
         display_root: (!args.json).then(|| dir.to_path_buf()),
         quiet: false,

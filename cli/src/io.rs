@@ -5,8 +5,8 @@
 //! whatever the frame size. Below the trailer level nothing past the head is needed:
 //! the head is read and the rest of the file is accounted for by length only (see
 //! [`Checker::check_streaming`]). `--io mmap` maps the whole file into the one-shot
-//! reader, `--io mmap-window` maps 8 MiB windows into the streaming verifier; both exist
-//! to measure the difference (docs/performance.md).
+//! reader, to measure the difference (docs/performance.md). Files verified several at
+//! a time per worker, the default at the hashing levels, go through [`crate::batch_io`].
 //!
 //! A file another process changes while it is read (truncated, grown, rewritten,
 //! renamed over or removed) gets an `io` verdict, never the verdict on bytes that are no
@@ -14,10 +14,11 @@
 //! the last byte was read (the library's `FileState`).
 
 use crate::cli::IoMode;
+use crate::mapped::Window;
 use crate::walk::is_stdin;
 use membrane_frame::frame::FileState;
 use membrane_frame::{Error, Frame, PayloadIdentity, ReadOptions, Sha256Digest, StreamVerifier, VerifyLevel};
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -145,7 +146,7 @@ pub(crate) fn stopped() -> Outcome {
 
 /// Open `path` for reading, refusing anything but a regular file; with its state at the
 /// open, for [`unless_changed`].
-pub(crate) fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     let file = File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -156,7 +157,7 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)>
 
 /// The verdict on a file that was read to the end, unless it changed since it was
 /// opened: then an `io` verdict, never the verdict on bytes the file no longer holds.
-pub(crate) fn unless_changed(outcome: Outcome, file: &File, opened: &std::fs::Metadata, path: &Path) -> Outcome {
+pub(crate) fn unless_changed(outcome: Outcome, file: &File, opened: &Metadata, path: &Path) -> Outcome {
     match outcome {
         Outcome::Unreadable(error) => Outcome::Unreadable(error),
         judged => match FileState::of(opened).change_since(file, path) {
@@ -164,6 +165,16 @@ pub(crate) fn unless_changed(outcome: Outcome, file: &File, opened: &std::fs::Me
             None => judged,
         },
     }
+}
+
+/// The verdict on a file whose memory map faulted while it was read ([`Window::lost`]):
+/// the change another process made to it, worded as [`unless_changed`] words it, or
+/// else a read error of the device.
+pub(crate) fn lost_under_map(file: &File, opened: &Metadata, path: &Path) -> Outcome {
+    Outcome::Unreadable(match FileState::of(opened).change_since(file, path) {
+        Some(change) => io::Error::other(format!("changed while it was verified: {change}")),
+        None => io::Error::other("a page of it could not be read under its memory map (an I/O error)"),
+    })
 }
 
 /// The streamed verifier's verdict on everything it was fed.
@@ -185,7 +196,7 @@ impl Checker {
     pub fn new(level: VerifyLevel, mode: IoMode, buffer_size: usize) -> Checker {
         let options = ReadOptions::new().level(level);
         let buffer_size = buffer_size.max(4096);
-        let buf = if mode == IoMode::Read { ReadBuffer::new(buffer_size) } else { ReadBuffer::default() };
+        let buf = if mode == IoMode::Mmap { ReadBuffer::default() } else { ReadBuffer::new(buffer_size) };
         Checker { options, mode, buf, identity: vec![0u8; options.identity_limit as usize] }
     }
 
@@ -211,7 +222,7 @@ impl Checker {
         checked
     }
 
-    /// The streaming paths need the read buffer, which the mmap modes do not allocate.
+    /// The streaming paths need the read buffer, which `--io mmap` does not allocate.
     fn ensure_read_buffer(&mut self) {
         if self.buf.is_empty() {
             self.buf = ReadBuffer::new(READ_BUFFER);
@@ -226,9 +237,10 @@ impl Checker {
         let size = opened.len();
         let mut work = Work::default();
         let outcome = match self.mode {
-            IoMode::Read => self.check_streaming(&file, Some(size), run, &mut work, head.unwrap_or_default()),
-            IoMode::Mmap => self.check_mapped(&file, run, &mut work),
-            IoMode::MmapWindow => self.check_mapped_windows(&file, size, run, &mut work),
+            IoMode::Window | IoMode::Read => {
+                self.check_streaming(&file, Some(size), run, &mut work, head.unwrap_or_default())
+            }
+            IoMode::Mmap => self.check_mapped(&file, &opened, path, run, &mut work),
         };
         let outcome = unless_changed(outcome, &file, &opened, path);
         Checked { outcome, size, bytes_read: work.read, bytes_hashed: work.hashed }
@@ -284,53 +296,24 @@ impl Checker {
         verdict(verifier)
     }
 
-    /// Map the file window by window and stream the windows through the verifier:
-    /// resident pages stay at one window per worker.
-    #[allow(unsafe_code)]
-    fn check_mapped_windows(&mut self, file: &File, len: u64, run: &RunState, work: &mut Work) -> Outcome {
-        const WINDOW: u64 = 8 << 20;
-        exit_on_sigbus();
-        let mut verifier = StreamVerifier::new(self.options, &mut self.identity);
-        let mut offset = 0u64;
-        while offset < len {
-            if run.stopped() {
-                return stopped();
-            }
-            let size = (len - offset).min(WINDOW) as usize;
-            // SAFETY: as in `check_mapped`: read-only, private, and SIGBUS if the file
-            // is truncated by another process while a window is mapped.
-            let map = match unsafe { memmap2::MmapOptions::new().offset(offset).len(size).map(file) } {
-                Ok(map) => map,
+    /// The whole file mapped and read in one piece: the one-shot reader's verdict, or
+    /// an `io` verdict if the file shrank under the map ([`Window`]).
+    fn check_mapped(&self, file: &File, opened: &Metadata, path: &Path, run: &RunState, work: &mut Work) -> Outcome {
+        let len = opened.len();
+        let map = match usize::try_from(len) {
+            Ok(0) => None,
+            Ok(len) => match Window::map(file, 0, len) {
+                Ok(map) => Some(map),
                 Err(err) => return Outcome::Unreadable(err),
-            };
-            let fed = verifier.feed(&map);
-            offset += size as u64;
-            work.read += size as u64;
-            work.hashed = verifier.hashed();
-            run.read(size as u64);
-            if let Err(err) = fed {
-                return Outcome::Invalid(err);
-            }
-        }
-        verdict(verifier)
-    }
-
-    #[allow(unsafe_code)]
-    fn check_mapped(&self, file: &File, run: &RunState, work: &mut Work) -> Outcome {
-        exit_on_sigbus();
-        // SAFETY: the mapping is read-only and private to this call, and the slice does
-        // not outlive it. If another process truncates the file while it is mapped,
-        // reading the lost pages raises SIGBUS (see `exit_on_sigbus`); that is why
-        // `--io read` is the default and this mode is for measurements.
-        let map = match unsafe { memmap2::Mmap::map(file) } {
-            Ok(map) => map,
-            Err(err) => return Outcome::Unreadable(err),
+            },
+            Err(_) => return Outcome::Unreadable(io::Error::other("too large to map")),
         };
+        let bytes = map.as_ref().map_or(&[][..], Window::bytes);
         // Counted as mapped (below the trailer level the reader touches only the head;
         // this mode is for measurements at the trailer level).
-        work.read = map.len() as u64;
-        run.read(work.read);
-        match Frame::parse_with(&map, &self.options) {
+        work.read = len;
+        run.read(len);
+        let outcome = match Frame::parse_with(bytes, &self.options) {
             Ok((frame, _)) => {
                 if self.options.level >= VerifyLevel::Trailer {
                     work.hashed = frame.payload().len() as u64;
@@ -338,38 +321,10 @@ impl Checker {
                 Outcome::Valid(ValidFrame::new(frame.payload().len() as u64, frame.identity(), frame.payload_digest()))
             }
             Err(err) => Outcome::Invalid(err),
+        };
+        match map {
+            Some(map) if map.lost() => lost_under_map(file, opened, path),
+            _ => outcome,
         }
     }
 }
-
-/// A mapped file truncated by another process raises SIGBUS at the next read of a lost
-/// page, and its default action kills the process with a core dump. The maps are for
-/// measurements, so this turns that death into a message and the I/O-error exit status
-/// (a verdict on the one file would need unwinding out of a signal handler).
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn exit_on_sigbus() {
-    extern "C" fn on_sigbus(_signal: libc::c_int) {
-        const MESSAGE: &[u8] = b"membrane-frame: a memory-mapped file was truncated while it was read (--io mmap); \
-the run stops here. The default, --io read, reports such a file as an io error and goes on.\n";
-        // SAFETY: write(2) and _exit(2) are async-signal-safe, and MESSAGE is static.
-        unsafe {
-            libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
-            libc::_exit(crate::EXIT_ERROR.into());
-        }
-    }
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        // SAFETY: an all-zero `sigaction` is a valid one (no flags, empty mask), and the
-        // handler is an `extern "C"` function calling only async-signal-safe functions.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
-        }
-    });
-}
-
-#[cfg(not(unix))]
-fn exit_on_sigbus() {}

@@ -4,8 +4,8 @@
 //! Exit status everywhere: 0 all good, 1 something was invalid (a damaged or foreign
 //! file, an identity that breaks the rules), 2 a usage or I/O error.
 
-// The only unsafe code: the measurement-only memory maps in `io` and their SIGBUS
-// handler (each with a SAFETY note).
+// The only unsafe code: the memory maps in `mapped` and their SIGBUS handler (each
+// block with a SAFETY note).
 #![deny(unsafe_code)]
 
 mod batch_io;
@@ -17,6 +17,7 @@ mod fsutil;
 mod inspect;
 mod io;
 mod lines;
+mod mapped;
 mod migrate;
 mod output;
 mod pack;

@@ -145,8 +145,8 @@ fn all_valid_exits_zero_and_levels_are_honoured() {
 }
 
 /// The CLI's verdict must be the library's, at every level, for every conformance
-/// vector and for large frames read in many chunks (the streaming path), whichever way
-/// the files are read.
+/// vector and for large frames read in many chunks or mapped in many windows, whichever
+/// way the files are read.
 #[test]
 fn verdicts_equal_the_library_reader_on_vectors_and_large_frames() {
     let vectors = vectors_dir();
@@ -168,6 +168,19 @@ fn verdicts_equal_the_library_reader_on_vectors_and_large_frames() {
     let mut longer = big.clone();
     longer.extend_from_slice(&[0u8; 70_000]);
     files.push(scratch.write("big/longer.frame", &longer));
+    // Frames large enough to be mapped by default (2 MiB and up), damaged on both sides
+    // of a window boundary (every MiB), cut past one, and with trailing bytes.
+    let mapped = frame(&bytes(2_300_000, 10));
+    files.push(scratch.write("mapped/ok.frame", &mapped));
+    for at in [(1 << 20) - 1, 1 << 20, (2 << 20) + 5] {
+        let mut damaged = mapped.clone();
+        damaged[at] ^= 0x01;
+        files.push(scratch.write(&format!("mapped/flip-{at}.frame"), &damaged));
+    }
+    files.push(scratch.write("mapped/cut.frame", &mapped[..(2 << 20) + 100]));
+    let mut longer = mapped.clone();
+    longer.extend_from_slice(&[0u8; 70_000]);
+    files.push(scratch.write("mapped/longer.frame", &longer));
     files.sort();
     let paths: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
 
@@ -183,14 +196,15 @@ fn verdicts_equal_the_library_reader_on_vectors_and_large_frames() {
 
     for level in VerifyLevel::ALL {
         // `--io mmap` first: the one-shot reader, whose records every other way of
-        // reading must give (the default reads several files at once on each worker at
-        // the hashing levels; `--jobs 1` puts every file through one worker's lanes).
+        // reading must give (the default maps several files at once on each worker at
+        // the hashing levels, `--io read` reads them; `--jobs 1` puts every file through
+        // one worker's lanes).
         let reads = [
             ["--io", "mmap"],
             ["--buffer-size", "4KiB"],
             ["--buffer-size", "128KiB"],
             ["--jobs", "1"],
-            ["--io", "mmap-window"],
+            ["--io", "read"],
         ];
         let mut one_shot: Option<Vec<Value>> = None;
         for read in reads {

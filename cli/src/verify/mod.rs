@@ -125,7 +125,7 @@ pub fn verify_paths(roots: &[PathBuf], settings: &Settings) -> (Summary, Vec<Ver
             let (queued, run) = (&queued, &run);
             scope.spawn(move || {
                 let mut checker = Checker::new(settings.level, settings.io, settings.buffer_size);
-                if settings.io == IoMode::Read && BatchChecker::applies(settings.level) {
+                if settings.io != IoMode::Mmap && BatchChecker::applies(settings.level) {
                     return batch_worker(&mut checker, queued, &done, run, settings);
                 }
                 loop {
@@ -199,7 +199,7 @@ fn batch_worker(
     run: &RunState,
     settings: &Settings,
 ) {
-    let mut batch = BatchChecker::new(settings.level, settings.buffer_size);
+    let mut batch = BatchChecker::new(settings.level, settings.buffer_size, settings.io == IoMode::Window);
     let mut closed = false;
     while !closed && !run.stop.load(Ordering::Relaxed) {
         // The entries in the batch's lanes, by sequence number: reported as lost if the
@@ -243,7 +243,7 @@ fn batch_worker(
             });
         }));
         if ran.is_err() {
-            batch = BatchChecker::new(settings.level, settings.buffer_size);
+            batch = BatchChecker::new(settings.level, settings.buffer_size, settings.io == IoMode::Window);
         }
         for (_, mut entry) in in_lanes.into_inner() {
             entry.checked = Some(Checked::unreadable(io::Error::other("internal error")));
