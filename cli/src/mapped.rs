@@ -16,6 +16,7 @@
 
 use std::fs::File;
 use std::io;
+use std::marker::PhantomData;
 
 /// Windows a thread may have mapped at once: a batch worker's lanes (at most sixteen),
 /// with room to spare.
@@ -26,6 +27,9 @@ const SLOTS: usize = 32;
 pub struct Window {
     map: memmap2::Mmap,
     slot: usize,
+    /// Not `Send`: its slot is in the table of the thread that mapped it, the thread
+    /// whose reads of it the handler can recognise.
+    _thread: PhantomData<*const ()>,
 }
 
 impl Window {
@@ -47,7 +51,7 @@ impl Window {
         let map = unsafe { memmap2::MmapOptions::new().offset(offset).len(len).map(file)? };
         let slot = guard::enter(map.as_ptr() as usize, map.len())
             .ok_or_else(|| io::Error::other("too many memory-mapped windows on one thread"))?;
-        Ok(Window { map, slot })
+        Ok(Window { map, slot, _thread: PhantomData })
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -158,7 +162,16 @@ mod guard {
     }
 
     extern "C" fn on_sigbus(_signal: libc::c_int, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
-        let Some(Ok((previous, page))) = PREVIOUS.get() else { return };
+        let Some(Ok((previous, page))) = PREVIOUS.get() else {
+            // Only between `sigaction` and the `OnceLock` being set, when no window
+            // exists yet: the fault is not ours, so it repeats under the default action.
+            // SAFETY: an all-zero `sigaction` is SIG_DFL with no flags and an empty mask.
+            unsafe {
+                let default: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(libc::SIGBUS, &default, std::ptr::null_mut());
+            }
+            return;
+        };
         // SAFETY: the kernel passes a valid `siginfo_t` to an SA_SIGINFO handler; for
         // SIGBUS `si_addr` is the faulting address.
         let address = unsafe { (*info).si_addr() } as usize;
