@@ -160,10 +160,7 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
 pub(crate) fn unless_changed(outcome: Outcome, file: &File, opened: &Metadata, path: &Path) -> Outcome {
     match outcome {
         Outcome::Unreadable(error) => Outcome::Unreadable(error),
-        judged => match FileState::of(opened).change_since(file, path) {
-            Some(change) => Outcome::Unreadable(io::Error::other(format!("changed while it was verified: {change}"))),
-            None => judged,
-        },
+        judged => change_since_open(file, opened, path).map_or(judged, Outcome::Unreadable),
     }
 }
 
@@ -171,10 +168,16 @@ pub(crate) fn unless_changed(outcome: Outcome, file: &File, opened: &Metadata, p
 /// the change another process made to it, worded as [`unless_changed`] words it, or
 /// else a read error of the device.
 pub(crate) fn lost_under_map(file: &File, opened: &Metadata, path: &Path) -> Outcome {
-    Outcome::Unreadable(match FileState::of(opened).change_since(file, path) {
-        Some(change) => io::Error::other(format!("changed while it was verified: {change}")),
-        None => io::Error::other("a page of it could not be read under its memory map (an I/O error)"),
-    })
+    Outcome::Unreadable(
+        change_since_open(file, opened, path)
+            .unwrap_or_else(|| io::Error::other("a page of it could not be read under its memory map (an I/O error)")),
+    )
+}
+
+/// How the file changed since it was opened, as the `io` error that reports it.
+fn change_since_open(file: &File, opened: &Metadata, path: &Path) -> Option<io::Error> {
+    let change = FileState::of(opened).change_since(file, path)?;
+    Some(io::Error::other(format!("changed while it was verified: {change}")))
 }
 
 /// The streamed verifier's verdict on everything it was fed.

@@ -227,31 +227,21 @@ mod guard {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use crate::fsutil::TempDir;
     use std::path::PathBuf;
 
-    /// A scratch file of `len` bytes (1, 2, ..., 251, 1, ...), removed when dropped.
-    struct Scratch(PathBuf);
-
-    impl Scratch {
-        fn new(len: usize) -> (Scratch, File) {
-            static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let path = std::env::temp_dir().join(format!("membrane-mapped-{}-{n}", std::process::id()));
-            std::fs::write(&path, (0..len).map(|i| (i % 251) as u8 + 1).collect::<Vec<u8>>()).unwrap();
-            let file = File::open(&path).unwrap();
-            (Scratch(path), file)
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
+    /// A file of `len` bytes (1, 2, ..., 251, 1, ...) in `dir`, opened for reading.
+    fn file_of(dir: &TempDir, name: &str, len: usize) -> (PathBuf, File) {
+        let path = dir.path().join(name);
+        std::fs::write(&path, (0..len).map(|i| (i % 251) as u8 + 1).collect::<Vec<u8>>()).unwrap();
+        let file = File::open(&path).unwrap();
+        (path, file)
     }
 
     #[test]
     fn a_window_reads_its_part_of_the_file_and_is_not_lost() {
-        let (_scratch, file) = Scratch::new(3 * 4096 + 5);
+        let dir = TempDir::new("membrane-mapped").unwrap();
+        let (_, file) = file_of(&dir, "f", 3 * 4096 + 5);
         let window = Window::map(&file, 4096, 2 * 4096 + 5).unwrap();
         assert_eq!(window.bytes().len(), 2 * 4096 + 5);
         assert_eq!(window.bytes()[0], (4096 % 251) as u8 + 1);
@@ -261,12 +251,13 @@ mod tests {
 
     #[test]
     fn a_window_truncated_under_it_reads_zeros_and_is_lost() {
-        let (scratch, file) = Scratch::new(8 * 4096);
+        let dir = TempDir::new("membrane-mapped").unwrap();
+        let (path, file) = file_of(&dir, "f", 8 * 4096);
         let window = Window::map(&file, 0, 8 * 4096).unwrap();
-        let (_other_scratch, other_file) = Scratch::new(4096);
+        let (_, other_file) = file_of(&dir, "other", 4096);
         let other = Window::map(&other_file, 0, 4096).unwrap();
         assert_eq!(window.bytes()[0], 1);
-        std::fs::OpenOptions::new().write(true).open(&scratch.0).unwrap().set_len(4096).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(4096).unwrap();
         // The first page is still the file's; the fourth is gone: a SIGBUS, then zeros.
         assert_eq!(window.bytes()[1], 2);
         assert!(!window.lost());
@@ -281,7 +272,8 @@ mod tests {
 
     #[test]
     fn slots_are_freed_when_windows_drop_and_run_out_while_they_are_held() {
-        let (_scratch, file) = Scratch::new(4096);
+        let dir = TempDir::new("membrane-mapped").unwrap();
+        let (_, file) = file_of(&dir, "f", 4096);
         for _ in 0..3 * SLOTS {
             drop(Window::map(&file, 0, 4096).unwrap());
         }
