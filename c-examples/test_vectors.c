@@ -26,6 +26,7 @@
 typedef struct {
     char name[128], file[256], expect[64], expect_full[64], fingerprint[65], payload_sha256[65];
     long long payload_len, identity_json_len;
+    long long padding, payload_offset, align, base; /* aligned.jsonl only; -1 absent */
     int canonical; /* -1 unknown */
     uint8_t *bytes;
     size_t len;
@@ -73,6 +74,7 @@ static int copy_text(char *dst, size_t cap, const char *src) {
 static int parse_line(const char *line, vector_case *c) {
     memset(c, 0, sizeof *c);
     c->payload_len = c->identity_json_len = -1;
+    c->padding = c->payload_offset = c->align = c->base = -1;
     c->canonical = -1;
     const char *p = skip_ws(line);
     if (*p++ != '{') return -1;
@@ -104,6 +106,10 @@ static int parse_line(const char *line, vector_case *c) {
         else if (strcmp(key, "payload_len") == 0) c->payload_len = strtoll(value, NULL, 10);
         else if (strcmp(key, "identity_json_len") == 0) c->identity_json_len = strtoll(value, NULL, 10);
         else if (strcmp(key, "canonical") == 0) c->canonical = strcmp(value, "true") == 0;
+        else if (strcmp(key, "padding") == 0) c->padding = strtoll(value, NULL, 10);
+        else if (strcmp(key, "payload_offset") == 0) c->payload_offset = strtoll(value, NULL, 10);
+        else if (strcmp(key, "align") == 0) c->align = strtoll(value, NULL, 10);
+        else if (strcmp(key, "base") == 0) c->base = strtoll(value, NULL, 10);
 #undef COPY
         p = skip_ws(p);
         if (*p == ',') p++;
@@ -176,9 +182,16 @@ static void check_accepted(const vector_case *c, const mbr_frame *f) {
     bool canonical = false;
     if (mbr_identity_is_canonical(&f->identity, &canonical) != MBR_OK || (int)canonical != c->canonical)
         fail(c, "canonical", canonical ? "true" : "false", c->canonical ? "true" : "false");
+    /* frames.jsonl gives the canonical length; aligned.jsonl the stored one, padding
+     * and all (SPEC §11), and a canonical identity is that less its padding. */
     size_t canonical_len = 0;
+    long long want_canonical_len = c->identity_json_len;
+    if (c->padding >= 0) {
+        if ((long long)f->identity_json_len != c->identity_json_len) fail(c, "identity_json_len", "other", "stored");
+        want_canonical_len = c->canonical ? c->identity_json_len - c->padding : -1;
+    }
     if (mbr_identity_canonical_len(&f->identity, &canonical_len) != MBR_OK ||
-        (long long)canonical_len != c->identity_json_len)
+        (want_canonical_len >= 0 && (long long)canonical_len != want_canonical_len))
         fail(c, "canonical_len", "other", "identity_json_len");
     /* The canonical form re-parses to the same fingerprint. */
     uint8_t *canon = malloc(canonical_len ? canonical_len : 1);
@@ -202,6 +215,78 @@ static void check_accepted(const vector_case *c, const mbr_frame *f) {
     }
 }
 
+/* ---- aligned.jsonl (SPEC §1.5): padding and payload offset as the readers report
+ * them, and the writers asked for the vector's alignment write its exact bytes ---- */
+
+static int append(void *userdata, const uint8_t *buf, size_t len) {
+    mbr_bytes *out = userdata; /* ptr: the start of a large enough buffer */
+    memcpy((uint8_t *)out->ptr + out->len, buf, len);
+    out->len += len;
+    return 0;
+}
+
+static void check_aligned(const vector_case *c, const mbr_frame *f) {
+    if ((long long)f->padding != c->padding) fail(c, "mbr_frame.padding", "other", "padding");
+    if ((long long)f->payload_offset != c->payload_offset || f->payload != f->bytes + f->payload_offset)
+        fail(c, "mbr_frame.payload_offset", "other", "payload_offset");
+    /* The address test agrees with the pointer arithmetic, for every alignment. */
+    for (uint32_t align = 1; align <= MBR_MAX_PAYLOAD_ALIGN; align *= 2) {
+        bool aligned = false;
+        if (mbr_frame_payload_is_aligned(f, align, &aligned) != MBR_OK ||
+            aligned != ((uintptr_t)f->payload % align == 0))
+            fail(c, "mbr_frame_payload_is_aligned", aligned ? "true" : "false", "the address's alignment");
+    }
+    bool ignored;
+    if (mbr_frame_payload_is_aligned(f, 3, &ignored) != MBR_INVALID_ARGUMENT ||
+        mbr_frame_payload_is_aligned(f, 8192, &ignored) != MBR_INVALID_ARGUMENT ||
+        mbr_frame_payload_is_aligned(NULL, 8, &ignored) != MBR_NULL_POINTER)
+        fail(c, "mbr_frame_payload_is_aligned arguments", "accepted", "refused");
+    /* The streaming verifier reports the same. */
+    mbr_read_options options = mbr_read_options_default();
+    options.level = MBR_LEVEL_FULL;
+    mbr_stream_verifier v;
+    mbr_stream_progress progress;
+    mbr_streamed_frame streamed;
+    if (mbr_stream_verifier_init(&v, options, identity_buf, sizeof identity_buf) != MBR_OK ||
+        mbr_stream_verifier_feed(&v, c->bytes, c->len, &progress, NULL) != MBR_OK ||
+        mbr_stream_verifier_finish(&v, &streamed, NULL) != MBR_OK || (long long)streamed.padding != c->padding ||
+        (long long)streamed.payload_offset != c->payload_offset)
+        fail(c, "mbr_streamed_frame padding and payload_offset", "other", "the vector's");
+    if (c->align < 0) return;
+
+    mbr_write_options write = mbr_write_options_default();
+    write.align = (uint32_t)c->align;
+    write.base = (uint64_t)c->base;
+    mbr_frame_layout layout;
+    if (mbr_frame_plan(&f->identity, f->payload_len, write, &layout, NULL) != MBR_OK ||
+        (long long)layout.padding != c->padding || layout.frame_len != c->len ||
+        (long long)layout.head_len != c->payload_offset)
+        fail(c, "mbr_frame_plan", "other", "the vector's lengths");
+    uint8_t *out = malloc(c->len);
+    size_t len = 0;
+    if (out == NULL || mbr_frame_encode_with(&f->identity, f->payload, f->payload_len, write, out, c->len, &len,
+                                             NULL) != MBR_OK ||
+        len != c->len || memcmp(out, c->bytes, len) != 0)
+        fail(c, "mbr_frame_encode_with", "other bytes", "the vector's bytes");
+    if (out != NULL && (mbr_frame_write_head_with(&f->identity, f->payload_len, write, out, c->len, &len, NULL) !=
+                            MBR_OK ||
+                        (long long)len != c->payload_offset || memcmp(out, c->bytes, len) != 0))
+        fail(c, "mbr_frame_write_head_with", "other bytes", "the vector's head");
+    mbr_chunked_writer writer;
+    mbr_chunked_outcome outcome;
+    mbr_bytes sink = {out, 0};
+    if (out == NULL ||
+        mbr_chunked_writer_begin_with(&writer, &f->identity, f->payload_len, write, append, &sink, NULL) != MBR_OK ||
+        mbr_chunked_writer_write(&writer, f->payload, f->payload_len, NULL) != MBR_OK ||
+        mbr_chunked_writer_finish(&writer, &outcome, NULL) != MBR_OK || sink.len != c->len ||
+        memcmp(out, c->bytes, c->len) != 0)
+        fail(c, "mbr_chunked_writer_begin_with", "other bytes", "the vector's bytes");
+    write.align = 48;
+    if (mbr_frame_plan(&f->identity, f->payload_len, write, &layout, NULL) != MBR_INVALID_ARGUMENT)
+        fail(c, "mbr_frame_plan with align 48", "accepted", "MBR_INVALID_ARGUMENT");
+    free(out);
+}
+
 static void run_case(const vector_case *c) {
     int before = failures;
     check_code(c, "mbr_frame_check trailer", mbr_frame_check(c->bytes, c->len, MBR_LEVEL_TRAILER), c->expect);
@@ -217,6 +302,7 @@ static void run_case(const vector_case *c) {
         check_code(c, i == 0 ? "mbr_frame_parse trailer" : "mbr_frame_parse full", st, want[i]);
         if (st != MBR_OK && err.status != st) fail(c, "mbr_error.status", mbr_status_name(err.status), want[i]);
         if (st == MBR_OK && i == 0) check_accepted(c, &f);
+        if (st == MBR_OK && i == 1 && c->padding >= 0) check_aligned(c, &f);
         static const size_t chunks[3] = {1, 7, 4096};
         for (int k = 0; k < 3; k++)
             check_code(c, "streamed", stream_status(c, level, chunks[k]), want[i]);
@@ -307,39 +393,45 @@ static void *thread_main(void *arg) {
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("MEMBRANE_VECTORS");
     char path[1024];
-    FILE *list = NULL;
-    if (dir != NULL) {
-        snprintf(path, sizeof path, "%s/frames.jsonl", dir);
-        list = fopen(path, "r");
-    }
-    if (list == NULL) {
-        printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
-        printf("!!! CONFORMANCE VECTORS NOT FOUND at %s\n", dir ? path : "(no directory given)");
-        printf("!!! Pass the folder holding frames.jsonl, or set MEMBRANE_VECTORS. This test\n");
-        printf("!!! FAILS rather than pass without checking anything.\n");
-        printf("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\n");
-        printf("test_vectors: 0 passed, 1 failed\n");
-        return 1;
-    }
-    static char line[1 << 16];
-    while (fgets(line, sizeof line, list) != NULL && case_count < MAX_CASES) {
-        if (skip_ws(line)[0] == '\0') continue;
-        vector_case *c = &cases[case_count];
-        if (parse_line(line, c) != 0 || !c->file[0] || !c->expect[0] || !c->expect_full[0]) {
-            printf("FAIL: unreadable line in frames.jsonl: %.60s\n", line);
-            failures++;
-            continue;
+    static const char *lists[2] = {"frames.jsonl", "aligned.jsonl"};
+    size_t aligned_count = 0;
+    for (int l = 0; l < 2; l++) {
+        FILE *list = NULL;
+        if (dir != NULL) {
+            snprintf(path, sizeof path, "%s/%s", dir, lists[l]);
+            list = fopen(path, "r");
         }
-        snprintf(path, sizeof path, "%s/%s", dir, c->file);
-        c->bytes = read_file(path, &c->len);
-        if (c->bytes == NULL) {
-            printf("FAIL %s: cannot read %s\n", c->name, path);
-            failures++;
-            continue;
+        if (list == NULL) {
+            printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+            printf("!!! CONFORMANCE VECTORS NOT FOUND at %s\n", dir ? path : "(no directory given)");
+            printf("!!! Pass the folder holding %s, or set MEMBRANE_VECTORS. This test\n", lists[l]);
+            printf("!!! FAILS rather than pass without checking anything.\n");
+            printf("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\n");
+            printf("test_vectors: 0 passed, 1 failed\n");
+            return 1;
         }
-        case_count++;
+        static char line[1 << 16];
+        while (fgets(line, sizeof line, list) != NULL && case_count < MAX_CASES) {
+            if (skip_ws(line)[0] == '\0') continue;
+            vector_case *c = &cases[case_count];
+            if (parse_line(line, c) != 0 || !c->file[0] || !c->expect[0] || !c->expect_full[0] ||
+                (l == 1 && (c->padding < 0 || c->payload_offset < 0))) {
+                printf("FAIL: unreadable line in %s: %.60s\n", lists[l], line);
+                failures++;
+                continue;
+            }
+            snprintf(path, sizeof path, "%s/%s", dir, c->file);
+            c->bytes = read_file(path, &c->len);
+            if (c->bytes == NULL) {
+                printf("FAIL %s: cannot read %s\n", c->name, path);
+                failures++;
+                continue;
+            }
+            case_count++;
+            aligned_count += l == 1;
+        }
+        fclose(list);
     }
-    fclose(list);
 
     for (size_t i = 0; i < case_count; i++) run_case(&cases[i]);
     run_batch();
@@ -367,9 +459,10 @@ int main(int argc, char **argv) {
         accepted += strcmp(cases[i].expect, "ok") == 0;
         free(cases[i].bytes);
     }
-    printf("test_vectors: %zu frame vectors (%d accepted) at the trailer and full levels, 3 chunkings, 4 threads\n",
-           case_count, accepted);
-    if (case_count == 0) {
+    printf("test_vectors: %zu frame vectors (%d accepted, %zu aligned) at the trailer and full levels, 3 chunkings, "
+           "4 threads\n",
+           case_count, accepted, aligned_count);
+    if (case_count == 0 || aligned_count == 0) {
         printf("FAIL: no vectors read\n");
         failures++;
     }

@@ -540,6 +540,13 @@
 #define MBR_INVALID_STATE 106
 
 /**
+ * Usage: a typed view of a payload is impossible in place: its address is not aligned
+ * to the element type, its length is not a whole number of elements, or the frame's
+ * dtype is not the element type's.
+ */
+#define MBR_MISALIGNED 107
+
+/**
  * The library panicked (a bug): the call did nothing that can be relied on. Specific
  * to the C ABI (a Rust caller sees the panic itself); no SPEC §8 code uses 199.
  */
@@ -627,6 +634,11 @@
  * Bumped on any incompatible change (a storage size, a struct layout, a signature).
  */
 #define MBR_ABI_VERSION 1
+
+/**
+ * The largest `align` of `mbr_write_options`: a page (SPEC §1.5).
+ */
+#define MBR_MAX_PAYLOAD_ALIGN 4096
 
 /**
  * Size in bytes of `mbr_chunked_writer`.
@@ -962,6 +974,16 @@ typedef struct mbr_frame {
      * The level the frame was verified at.
      */
     uint32_t level;
+    /**
+     * Offset of the payload in the frame, `22 + identity_json_len` (SPEC §1.5):
+     * `payload == bytes + payload_offset`.
+     */
+    size_t payload_offset;
+    /**
+     * Spaces after a canonical identity, put there by an aligned writer (SPEC §1.5);
+     * 0 for an identity that is not canonical and at the layout level.
+     */
+    size_t padding;
     /**
      * The parsed identity (read it with `mbr_identity_*`); it points into the buffer
      * too. When `has_identity` is false, the identity functions refuse it with
@@ -1316,6 +1338,15 @@ typedef struct mbr_streamed_frame {
      */
     uint32_t level;
     /**
+     * Offset of the payload in the frame, `22 + identity_json_len` (SPEC §1.5).
+     */
+    uint64_t payload_offset;
+    /**
+     * Spaces after a canonical identity (SPEC §1.5); 0 for an identity that is not
+     * canonical and at the layout level.
+     */
+    size_t padding;
+    /**
      * The parsed identity; it points into the caller's identity buffer.
      */
     struct mbr_identity identity;
@@ -1353,6 +1384,51 @@ typedef struct mbr_op_body {
      */
     bool has_until;
 } mbr_op_body;
+
+/**
+ * Writer policy, passed by value. Start from `mbr_write_options_default()`.
+ */
+typedef struct mbr_write_options {
+    /**
+     * The payload starts at a multiple of `align` bytes from the start of the file or
+     * buffer (SPEC §1.5): a power of two from 1 (the default: no padding, the original
+     * writer's bytes) to `MBR_MAX_PAYLOAD_ALIGN`. 64 suits SIMD loads, 4096 O_DIRECT
+     * and GPUDirect Storage.
+     */
+    uint32_t align;
+    /**
+     * Largest identity length (padding included) the frame's readers accept; default
+     * `MBR_DEFAULT_IDENTITY_LIMIT`.
+     */
+    uint32_t identity_limit;
+    /**
+     * Where the frame itself will start in its file or buffer; default 0.
+     */
+    uint64_t base;
+} mbr_write_options;
+
+/**
+ * The lengths of a frame written with `options`, from `mbr_frame_plan`.
+ */
+typedef struct mbr_frame_layout {
+    /**
+     * The whole frame: `30 + identity_len + payload_len`.
+     */
+    uint64_t frame_len;
+    /**
+     * The head (header, identity and padding, payload length): `22 + identity_len`,
+     * which is also the payload's offset in the frame.
+     */
+    size_t head_len;
+    /**
+     * The stored identity length: the canonical identity and its padding.
+     */
+    uint32_t identity_len;
+    /**
+     * The spaces after the canonical identity that align the payload.
+     */
+    uint32_t padding;
+} mbr_frame_layout;
 
 /**
  * A frame being written while its payload arrives in chunks, in storage the caller
@@ -1627,6 +1703,23 @@ uint32_t mbr_identity_compat_hash(const struct mbr_identity *identity,
  * The defaults: trailer level, exact mode, 64 KiB identity limit, JSON depth 32.
  */
 struct mbr_read_options mbr_read_options_default(void);
+
+/**
+ * Whether the payload of a parsed frame lies at an address that is a multiple of
+ * `align` (a power of two from 1 to 4096): whether it can be used in place as an array
+ * of elements of that alignment, or handed to a DMA engine that needs it. `*out` gets
+ * the answer. For a file offset rather than an address, test
+ * `(base + frame->payload_offset) % align` instead.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (`align` is not a power of two up to
+ * 4096) or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `frame` is NULL or points to an `mbr_frame`; `out` is NULL or writable.
+ */
+uint32_t mbr_frame_payload_is_aligned(const struct mbr_frame *frame,
+                                      uint32_t align,
+                                      bool *out);
 
 /**
  * Validate one exact frame at a level (0 layout, 1 identity, 2 trailer, 3 full);
@@ -2828,6 +2921,29 @@ const char *mbr_version(void);
 uint32_t mbr_abi_version(void);
 
 /**
+ * The defaults: no padding (`align` 1, `base` 0), the default identity limit.
+ */
+struct mbr_write_options mbr_write_options_default(void);
+
+/**
+ * Plan a frame for `*identity` and `payload_len` bytes of payload as `options` say:
+ * `*out` gets its lengths and padding.
+ *
+ * Returns `MBR_OK`, `MBR_IDENTITY_TOO_LARGE` (identity and padding over
+ * `options.identity_limit`), `MBR_INVALID_ARGUMENT` (a bad `align`, or the length
+ * overflows), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` and
+ * `error` are each NULL or writable.
+ */
+uint32_t mbr_frame_plan(const struct mbr_identity *identity,
+                        uint64_t payload_len,
+                        struct mbr_write_options options,
+                        struct mbr_frame_layout *out,
+                        struct mbr_error *error);
+
+/**
  * The length of the frame for `*identity` and a payload of `payload_len` bytes:
  * `30 + canonical identity length + payload_len`.
  *
@@ -2877,6 +2993,23 @@ uint32_t mbr_frame_write_head(const struct mbr_identity *identity,
                               struct mbr_error *error);
 
 /**
+ * `mbr_frame_write_head` as `options` say (alignment, identity limit): the head ends
+ * with the padding that puts the payload where `options` ask.
+ *
+ * Returns as `mbr_frame_write_head`, and `MBR_INVALID_ARGUMENT` for a bad `align`.
+ *
+ * # Safety
+ * As `mbr_frame_write_head`.
+ */
+uint32_t mbr_frame_write_head_with(const struct mbr_identity *identity,
+                                   uint64_t payload_len,
+                                   struct mbr_write_options options,
+                                   uint8_t *buf,
+                                   size_t capacity,
+                                   size_t *out_len,
+                                   struct mbr_error *error);
+
+/**
  * Write a whole frame (head, a copy of the payload, trailer) into `buf` (`capacity`
  * bytes); `*out_len` gets its length (see `mbr_frame_encoded_len`).
  *
@@ -2894,6 +3027,23 @@ uint32_t mbr_frame_encode(const struct mbr_identity *identity,
                           size_t capacity,
                           size_t *out_len,
                           struct mbr_error *error);
+
+/**
+ * `mbr_frame_encode` as `options` say (alignment, identity limit).
+ *
+ * Returns as `mbr_frame_encode`, and `MBR_INVALID_ARGUMENT` for a bad `align`.
+ *
+ * # Safety
+ * As `mbr_frame_encode`.
+ */
+uint32_t mbr_frame_encode_with(const struct mbr_identity *identity,
+                               const uint8_t *payload,
+                               size_t payload_len,
+                               struct mbr_write_options options,
+                               uint8_t *buf,
+                               size_t capacity,
+                               size_t *out_len,
+                               struct mbr_error *error);
 
 /**
  * Start a frame whose payload of exactly `payload_len` bytes will follow in chunks:
@@ -2916,6 +3066,22 @@ uint32_t mbr_chunked_writer_begin(struct mbr_chunked_writer *writer,
                                   mbr_write_callback callback,
                                   void *userdata,
                                   struct mbr_error *error);
+
+/**
+ * `mbr_chunked_writer_begin` as `options` say (alignment, identity limit).
+ *
+ * Returns as `mbr_chunked_writer_begin`; `MBR_INVALID_ARGUMENT` also for a bad `align`.
+ *
+ * # Safety
+ * As `mbr_chunked_writer_begin`.
+ */
+uint32_t mbr_chunked_writer_begin_with(struct mbr_chunked_writer *writer,
+                                       const struct mbr_identity *identity,
+                                       uint64_t payload_len,
+                                       struct mbr_write_options options,
+                                       mbr_write_callback callback,
+                                       void *userdata,
+                                       struct mbr_error *error);
 
 /**
  * Pass the next payload chunk (`(NULL, 0)` is empty) through to the callback.

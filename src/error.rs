@@ -163,6 +163,8 @@ error_codes! {
         "an argument is out of its allowed range";
     InvalidState = 106, "invalid_state", Usage, "The object is not in a state that allows this call (e.g. fed after it failed).",
         "the object is not initialised or already finished";
+    Misaligned = 107, "misaligned", Usage, "A typed view of a payload was asked for where its address is not aligned to the element type, its length is not a whole number of elements, or the frame's dtype is not that type's (SPEC §1.5).",
+        "the payload cannot be viewed as that element type in place";
 }
 
 impl fmt::Display for ErrorCode {

@@ -57,8 +57,9 @@ pub use digest::{HexDigest, Sha256Digest, Sha256Hasher};
 pub use envelope::{CompatInputs, Consistency, EnvelopeBuilder, FragmentMessage};
 pub use error::{Error, ErrorClass, ErrorCode};
 pub use frame::{
-    encode_frame, ChunkedFrameWriter, ChunkedOutcome, Frame, FrameEncoder, FrameHeader, ParseMode, ReadOptions,
-    StreamStatus, StreamVerifier, StreamedFrame, VerifyLevel, WriteError,
+    encode_frame, encode_frame_with, ChunkedFrameWriter, ChunkedOutcome, Frame, FrameEncoder, FrameHeader, ParseMode,
+    PayloadAlignment, PayloadElement, ReadOptions, StreamStatus, StreamVerifier, StreamedFrame, VerifyLevel,
+    WriteError, WriteOptions,
 };
 pub use hlc::Hlc;
 pub use identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity};

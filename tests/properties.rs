@@ -3,8 +3,8 @@
 //! accepted as the original.
 
 use membrane_frame::{
-    encode_frame, Dtype, Frame, IdentityValues, InclusiveRange, ParseMode, PayloadIdentity, ReadOptions, Sha256Digest,
-    StreamStatus, StreamVerifier, VerifyLevel,
+    encode_frame, encode_frame_with, Dtype, Frame, IdentityValues, InclusiveRange, ParseMode, PayloadAlignment,
+    PayloadIdentity, ReadOptions, Sha256Digest, StreamStatus, StreamVerifier, VerifyLevel, WriteOptions,
 };
 use proptest::prelude::*;
 
@@ -132,6 +132,51 @@ proptest! {
         // The fingerprint does not depend on how the identity was obtained.
         let hash = Sha256Digest::of(&payload).to_hex();
         prop_assert_eq!(parsed.fingerprint(), identity(&values, hash.as_str()).fingerprint());
+    }
+
+    /// SPEC §1.5: for any identity, payload, alignment `A` and base `B`, the payload
+    /// lands at `(B + offset) % A == 0` with the fewest spaces; removing them gives the
+    /// original writer's frame; every reader level and the streaming reader accept it and
+    /// report the padding; the fingerprint is the unpadded identity's.
+    #[test]
+    fn aligned_frames_place_the_payload_with_the_fewest_spaces(
+        values in values(),
+        payload in proptest::collection::vec(any::<u8>(), 0..512),
+        align_shift in 0u32..=12,
+        base in prop_oneof![0u64..10_000, any::<u64>()],
+        cuts in proptest::collection::vec(any::<usize>(), 1..8),
+    ) {
+        let align = 1u32 << align_shift;
+        let hash = Sha256Digest::of(&payload).to_hex();
+        let identity = identity(&values, hash.as_str());
+        let options = WriteOptions::new().aligned(PayloadAlignment::new(align, base).unwrap());
+        let mut out = vec![0u8; 80_000 + payload.len()];
+        let len = encode_frame_with(&identity, &payload, &mut out, &options).unwrap();
+        let bytes = &out[..len];
+        let unpadded = frame_bytes(&values, &payload);
+        let padding = bytes.len() - unpadded.len();
+        let offset = unpadded.len() - payload.len() - 8 + padding;
+        prop_assert_eq!((u128::from(base) + offset as u128) % u128::from(align), 0);
+        // The fewest: one space less would not do (and none is added when none is needed).
+        prop_assert!(padding < align as usize);
+        // Removing the spaces (and correcting identity_len) gives the unpadded frame.
+        let canonical_len = identity.canonical_len();
+        let mut stripped = bytes[..14 + canonical_len].to_vec();
+        stripped[10..14].copy_from_slice(&(canonical_len as u32).to_le_bytes());
+        prop_assert!(bytes[14 + canonical_len..14 + canonical_len + padding].iter().all(|&b| b == b' '));
+        stripped.extend_from_slice(&bytes[14 + canonical_len + padding..]);
+        prop_assert_eq!(&stripped, &unpadded);
+        for level in VerifyLevel::ALL {
+            let (frame, _) = Frame::parse_with(bytes, &ReadOptions::new().level(level)).unwrap();
+            prop_assert_eq!(frame.payload_offset(), offset);
+            prop_assert_eq!(frame.payload(), &payload[..]);
+            if let Some(parsed) = frame.identity() {
+                prop_assert!(parsed.is_canonical());
+                prop_assert_eq!((frame.padding(), parsed.canonical_len()), (padding, canonical_len));
+                prop_assert_eq!(parsed.fingerprint(), identity.fingerprint());
+            }
+            prop_assert_eq!(streamed(bytes, level, &cuts), one_shot(bytes, level));
+        }
     }
 
     #[test]

@@ -114,3 +114,87 @@ fn fingerprint_vector_of_docs_hello_matches_sha256_of_its_identity() {
     assert!(identity.is_canonical());
     assert_eq!(identity.fingerprint(), membrane_frame::Sha256Digest::of(frame.identity_json()));
 }
+
+/// Aligned and padded frames (SPEC §1.5, `aligned.jsonl`): every reader reports the
+/// padding, the payload offset and the canonical flag the original reader's run
+/// recorded; a writer asked for a vector's alignment and base writes its exact bytes.
+#[test]
+fn every_aligned_vector_is_read_with_its_padding_and_written_byte_for_byte() {
+    use membrane_frame::migrate::migrate_frame_in_place;
+    use membrane_frame::{encode_frame, encode_frame_with, ChunkedFrameWriter, FrameEncoder, PayloadAlignment};
+    use membrane_frame::{IoSink, WriteOptions};
+    let cases = read_jsonl("aligned.jsonl");
+    let mut written = 0;
+    for case in &cases {
+        let name = case["name"].as_str().unwrap();
+        let bytes = read_vector_file(case["file"].as_str().unwrap());
+        let number = |key: &str| case[key].as_u64().unwrap_or_else(|| panic!("{name}: no {key}"));
+        for (level, key) in [(VerifyLevel::Trailer, "expect"), (VerifyLevel::Full, "expect_full")] {
+            let result = Frame::parse_with(&bytes, &ReadOptions::new().level(level));
+            assert_eq!(code_of(&result), case[key].as_str().unwrap(), "{name} at {level:?}");
+        }
+        let frame = Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Full)).unwrap().0;
+        let identity = frame.identity().unwrap();
+        assert_eq!(frame.identity_json().len() as u64, number("identity_json_len"), "{name}");
+        assert_eq!(identity.is_canonical(), case["canonical"].as_bool().unwrap(), "{name} canonical");
+        assert_eq!((frame.padding() as u64, identity.padding() as u64), (number("padding"), number("padding")), "{name}");
+        assert_eq!(frame.payload_offset() as u64, number("payload_offset"), "{name} payload_offset");
+        assert_eq!(identity.fingerprint().to_hex().as_str(), case["fingerprint"], "{name} fingerprint");
+        assert_eq!(frame.payload().len() as u64, number("payload_len"), "{name}");
+        assert_eq!(hex(frame.payload_digest().unwrap().as_bytes()), case["payload_sha256"], "{name}");
+        // The layout level reads no identity, so it knows no padding; the offset it knows.
+        let layout = Frame::parse_with(&bytes, &ReadOptions::new().level(VerifyLevel::Layout)).unwrap().0;
+        assert_eq!((layout.payload_offset(), layout.padding()), (frame.payload_offset(), 0), "{name}");
+        // The streaming reader reports the same, whatever the chunking.
+        for chunk in [1, 7, 64, bytes.len()] {
+            let mut buffer = vec![0u8; 64 * 1024];
+            let mut verifier = StreamVerifier::new(ReadOptions::new().level(VerifyLevel::Full), &mut buffer);
+            for part in bytes.chunks(chunk) {
+                verifier.feed(part).unwrap();
+            }
+            let streamed = verifier.finish().unwrap();
+            assert_eq!(streamed.padding() as u64, number("padding"), "{name} streamed in {chunk}");
+            assert_eq!(streamed.payload_offset(), number("payload_offset"), "{name} streamed in {chunk}");
+        }
+        // Migration keeps the identity bytes, padding and all (SPEC §7.1).
+        let mut legacy = bytes.clone();
+        legacy[..6].copy_from_slice(&[0xC0, 0xDE, 0x01, 0x04, 0x04, 0x00]);
+        migrate_frame_in_place(&mut legacy).unwrap();
+        assert_eq!(legacy, bytes, "{name}: migrated from v4");
+
+        if !identity.is_canonical() {
+            continue;
+        }
+        // Removing the padding recovers the original writer's frame.
+        let mut unpadded = vec![0u8; bytes.len()];
+        let len = encode_frame(identity, frame.payload(), &mut unpadded).unwrap();
+        let canonical_len = identity.canonical_len();
+        let mut stripped = bytes[..14 + canonical_len].to_vec();
+        stripped[10..14].copy_from_slice(&(canonical_len as u32).to_le_bytes());
+        stripped.extend_from_slice(&bytes[14 + frame.identity_json().len()..]);
+        assert_eq!(unpadded[..len], stripped[..], "{name}: padding removed");
+
+        let Some(align) = case.get("align") else { continue };
+        let alignment = PayloadAlignment::new(align.as_u64().unwrap() as u32, number("base")).unwrap();
+        let options = WriteOptions::new().aligned(alignment);
+        let mut out = vec![0u8; bytes.len()];
+        let len = encode_frame_with(identity, frame.payload(), &mut out, &options).unwrap();
+        assert_eq!(out[..len], bytes[..], "{name}: encode_frame_with");
+        let encoder = FrameEncoder::with_options(identity, frame.payload().len() as u64, &options).unwrap();
+        assert_eq!(encoder.padding() as u64, number("padding"), "{name}");
+        let mut head = vec![0u8; encoder.head_len()];
+        encoder.write_head_into(&mut head).unwrap();
+        assert_eq!(head[..], bytes[..encoder.payload_offset()], "{name}: FrameEncoder head");
+        let mut chunked = Vec::new();
+        let mut writer = ChunkedFrameWriter::begin_with(identity, frame.payload().len() as u64, IoSink(&mut chunked), &options).unwrap();
+        for part in frame.payload().chunks(1000) {
+            writer.write_payload(part).unwrap();
+        }
+        let (outcome, _) = writer.finish().unwrap();
+        assert!(outcome.payload_hash_matches, "{name}");
+        assert_eq!(chunked, bytes, "{name}: ChunkedFrameWriter");
+        written += 1;
+    }
+    assert!(written >= 4, "only {written} of {} aligned vectors had an alignment to write", cases.len());
+    println!("checked {} aligned vectors ({written} written byte for byte)", cases.len());
+}

@@ -254,7 +254,12 @@ impl BatchChecker {
                 let verdict = batch.finish(lane);
                 let outcome = match (ended, verdict) {
                     (Ended::AtEnd, Ok(frame)) => {
-                        Outcome::Valid(ValidFrame::new(frame.payload_len(), frame.identity(), frame.payload_digest()))
+                        Outcome::Valid(ValidFrame::new(
+                            frame.payload_len(),
+                            frame.payload_offset(),
+                            frame.identity(),
+                            frame.payload_digest(),
+                        ))
                     }
                     (Ended::AtEnd, Err(err)) => Outcome::Invalid(err),
                     (Ended::Early(outcome), _) => outcome,

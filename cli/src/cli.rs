@@ -174,6 +174,7 @@ const PACK_EXAMPLES: &str = "\
 Examples:
   membrane-frame pack --identity id.json --payload kv.bin -o fragment.frame
   membrane-frame pack --identity id.json --payload kv.bin --fill-payload-hash -o fragment.frame
+  membrane-frame pack --identity id.json --payload kv.bin --align 4096 -o fragment.frame
 
 The identity file is a strict JSON object with the ten identity fields (SPEC section 2);
 with --fill-payload-hash its payload_hash may be missing or empty and is set to the
@@ -320,6 +321,19 @@ pub struct PackArgs {
     /// passes the trailer level but fails the full level). By default nothing is written: exit 1.
     #[arg(long)]
     pub allow_hash_mismatch: bool,
+    /// Start the payload at a multiple of N bytes in OUT (a power of two, 1 to 4096; 64
+    /// for SIMD loads, 4096 for O_DIRECT and GPUDirect Storage) by padding the identity
+    /// with spaces (SPEC section 1.5). 1, the default, writes no padding.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_align)]
+    pub align: u32,
+}
+
+/// `--align`: a power of two from 1 to 4096.
+fn parse_align(text: &str) -> Result<u32, String> {
+    let align: u32 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
+    membrane_frame::PayloadAlignment::new(align, 0)
+        .map(|alignment| alignment.align())
+        .map_err(|_| format!("{align} is not a power of two from 1 to 4096"))
 }
 
 #[derive(Debug, Args)]

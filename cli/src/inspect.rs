@@ -8,7 +8,9 @@ use crate::io::{Checker, Outcome, RunState};
 use crate::output::{self, JsonObject};
 use crate::walk;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
-use membrane_frame::frame::{magic_name, HeadFields, HeaderKind, DEFAULT_IDENTITY_LIMIT, HEADER_LEN, MIN_FRAME_PREFIX};
+use membrane_frame::frame::{
+    alignment_of, magic_name, HeadFields, HeaderKind, DEFAULT_IDENTITY_LIMIT, HEADER_LEN, MIN_FRAME_PREFIX,
+};
 use membrane_frame::json::JsonStr;
 use membrane_frame::{Error, InclusiveRange, PayloadIdentity, Sha256Digest, Sha256Hasher, VerifyLevel};
 use std::fs::File;
@@ -156,6 +158,11 @@ fn payload_hash_ok(identity: Option<&Result<PayloadIdentity<'_>, Error>>, facts:
     Some(decoded(&identity.payload_hash()) == digest.to_hex().as_str())
 }
 
+/// Where the payload starts in the file, once the header says (SPEC §1.5).
+fn payload_offset(facts: &Facts) -> Option<u64> {
+    facts.identity_len.map(|len| MIN_FRAME_PREFIX as u64 + u64::from(len))
+}
+
 fn trailer_ok(facts: &Facts) -> Option<bool> {
     Some(facts.payload_digest?.trailer() == facts.trailer?)
 }
@@ -193,13 +200,16 @@ fn json_report(
         .maybe("schema", facts.schema)
         .maybe("reserved", facts.reserved)
         .maybe("identity_len", facts.identity_len)
-        .maybe("payload_len", facts.payload_len);
+        .maybe("payload_len", facts.payload_len)
+        .maybe("payload_offset", payload_offset(facts))
+        .maybe("payload_alignment", payload_offset(facts).map(alignment_of));
     match identity {
         Some(Ok(identity)) => {
             object = object
                 .object("identity", identity_object(identity))
                 .field("fingerprint", identity.fingerprint().to_hex().to_string())
                 .field("canonical", identity.is_canonical())
+                .field("padding", identity.padding())
                 .maybe("tensor_bytes", identity.tensor_bytes());
         }
         Some(Err(err)) => {
@@ -246,10 +256,17 @@ fn human_report(
     if let Some(payload_len) = facts.payload_len {
         add("payload_len", format!("{payload_len} bytes ({})", output::bytes(payload_len)));
     }
+    if let Some(offset) = payload_offset(facts) {
+        add("payload_offset", format!("{offset} (aligned to {} bytes)", alignment_of(offset)));
+    }
     match identity {
         Some(Ok(identity)) => {
-            let canonical = if identity.is_canonical() { "canonical" } else { "not canonical" };
-            add("identity", canonical.to_string());
+            let canonical = match (identity.is_canonical(), identity.padding()) {
+                (false, _) => String::from("not canonical"),
+                (true, 0) => String::from("canonical"),
+                (true, padding) => format!("canonical, {padding} bytes of padding"),
+            };
+            add("identity", canonical);
             let quoted = |value: &JsonStr<'_>| serde_json::Value::from(decoded(value)).to_string();
             add("  payload_hash", quoted(&identity.payload_hash()));
             add("  model_id", quoted(&identity.model_id()));

@@ -42,6 +42,10 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct ValidFrame {
     pub payload_len: u64,
+    /// Offset of the payload in the file: `22 + identity_len` (SPEC §1.5).
+    pub payload_offset: u64,
+    /// Spaces after a canonical identity (identity level and above).
+    pub padding: Option<usize>,
     /// Fingerprint of the identity (identity level and above).
     pub fingerprint: Option<String>,
     /// Whether the stored identity is canonical (identity level and above).
@@ -53,12 +57,15 @@ pub struct ValidFrame {
 impl ValidFrame {
     pub(crate) fn new(
         payload_len: u64,
+        payload_offset: u64,
         identity: Option<&PayloadIdentity<'_>>,
         payload_digest: Option<Sha256Digest>,
     ) -> ValidFrame {
         ValidFrame {
             payload_len,
+            payload_offset,
             payload_digest,
+            padding: identity.map(PayloadIdentity::padding),
             fingerprint: identity.map(|identity| identity.fingerprint().to_hex().to_string()),
             canonical: identity.map(PayloadIdentity::is_canonical),
         }
@@ -183,7 +190,12 @@ fn change_since_open(file: &File, opened: &Metadata, path: &Path) -> Option<io::
 /// The streamed verifier's verdict on everything it was fed.
 fn verdict(verifier: StreamVerifier<'_>) -> Outcome {
     match verifier.finish() {
-        Ok(frame) => Outcome::Valid(ValidFrame::new(frame.payload_len(), frame.identity(), frame.payload_digest())),
+        Ok(frame) => Outcome::Valid(ValidFrame::new(
+            frame.payload_len(),
+            frame.payload_offset(),
+            frame.identity(),
+            frame.payload_digest(),
+        )),
         Err(err) => Outcome::Invalid(err),
     }
 }
@@ -321,7 +333,12 @@ impl Checker {
                 if self.options.level >= VerifyLevel::Trailer {
                     work.hashed = frame.payload().len() as u64;
                 }
-                Outcome::Valid(ValidFrame::new(frame.payload().len() as u64, frame.identity(), frame.payload_digest()))
+                Outcome::Valid(ValidFrame::new(
+                    frame.payload().len() as u64,
+                    frame.payload_offset() as u64,
+                    frame.identity(),
+                    frame.payload_digest(),
+                ))
             }
             Err(err) => Outcome::Invalid(err),
         };

@@ -9,8 +9,8 @@ use crate::walk;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::frame::{magic_name, HeadFields, HEADER_LEN, MIN_FRAME_PREFIX};
 use membrane_frame::{
-    ChunkedFrameWriter, Error, ErrorCode, IoSink, PayloadIdentity, ReadOptions, Sha256Digest, Sha256Hasher,
-    StreamVerifier, WriteError,
+    ChunkedFrameWriter, Error, ErrorCode, IoSink, PayloadAlignment, PayloadIdentity, ReadOptions, Sha256Digest,
+    Sha256Hasher, StreamVerifier, WriteError, WriteOptions,
 };
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -113,6 +113,11 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
             message: format!("{}: exists; nothing written (--force replaces it)", args.output.display()),
         });
     }
+    let alignment = PayloadAlignment::new(args.align, 0).map_err(|err| Failure {
+        status: EXIT_ERROR,
+        message: format!("--align {}: {}", args.align, err.reason()),
+    })?;
+    let options = WriteOptions::new().aligned(alignment);
     // Set when the payload's digest turns out not to be payload_hash: the temporary file
     // is then thrown away instead of renamed over OUT.
     let mut hash_mismatch = false;
@@ -121,8 +126,8 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
         None,
         |file| {
             let mut sink = BufWriter::with_capacity(CHUNK, file);
-            let mut writer =
-                ChunkedFrameWriter::begin(&identity, payload_len, IoSink(&mut sink)).map_err(write_error)?;
+            let mut writer = ChunkedFrameWriter::begin_with(&identity, payload_len, IoSink(&mut sink), &options)
+                .map_err(write_error)?;
             let mut buf = vec![0u8; CHUNK];
             loop {
                 let n = match payload.read(&mut buf) {
@@ -158,11 +163,13 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
         Err(err) => return Err(Failure::io(&args.output, "cannot write frame", &err)),
     };
 
+    let payload_at = written.frame_len - payload_len - 8;
     output::say(format_args!(
-        "wrote {}: {} bytes (payload {} bytes), fingerprint {}",
+        "wrote {}: {} bytes (payload {} bytes at offset {}), fingerprint {}",
         args.output.display(),
         written.frame_len,
         payload_len,
+        payload_at,
         identity.fingerprint()
     ));
     if !written.payload_hash_matches {

@@ -7,7 +7,7 @@ use crate::slice::input;
 use crate::status::mbr_error;
 use crate::status::{MBR_NO_OFFSET, MBR_OK};
 use membrane::frame::{
-    verify_batch, Frame, ParseMode, ReadOptions, VerifyLevel, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN,
+    verify_batch, Frame, ParseMode, PayloadAlignment, ReadOptions, VerifyLevel, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN,
     VERIFY_BATCH_GROUP,
 };
 use membrane::json::DEFAULT_MAX_DEPTH;
@@ -140,6 +140,12 @@ pub struct mbr_frame {
     pub has_identity: bool,
     /// The level the frame was verified at.
     pub level: u32,
+    /// Offset of the payload in the frame, `22 + identity_json_len` (SPEC §1.5):
+    /// `payload == bytes + payload_offset`.
+    pub payload_offset: usize,
+    /// Spaces after a canonical identity, put there by an aligned writer (SPEC §1.5);
+    /// 0 for an identity that is not canonical and at the layout level.
+    pub padding: usize,
     /// The parsed identity (read it with `mbr_identity_*`); it points into the buffer
     /// too. When `has_identity` is false, the identity functions refuse it with
     /// `MBR_INVALID_STATE`.
@@ -163,9 +169,34 @@ impl mbr_frame {
             has_payload_sha256: digest.is_some(),
             has_identity: frame.identity().is_some(),
             level: frame.level() as u32,
+            payload_offset: frame.payload_offset(),
+            padding: frame.padding(),
             identity: mbr_identity::holding(frame.identity().cloned()),
         }
     }
+}
+
+/// Whether the payload of a parsed frame lies at an address that is a multiple of
+/// `align` (a power of two from 1 to 4096): whether it can be used in place as an array
+/// of elements of that alignment, or handed to a DMA engine that needs it. `*out` gets
+/// the answer. For a file offset rather than an address, test
+/// `(base + frame->payload_offset) % align` instead.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (`align` is not a power of two up to
+/// 4096) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `frame` is NULL or points to an `mbr_frame`; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_payload_is_aligned(frame: *const mbr_frame, align: u32, out: *mut bool) -> u32 {
+    boundary(NO_DETAIL, || {
+        let out = Out::new(out, "out")?;
+        // SAFETY: the caller promises `frame` is NULL or points to an `mbr_frame`.
+        let frame = unsafe { frame.as_ref() }.ok_or(Error::null_pointer("frame"))?;
+        let alignment = PayloadAlignment::new(align, 0)?;
+        out.write(frame.payload.addr() % alignment.align() as usize == 0);
+        Ok(())
+    })
 }
 
 /// Validate one exact frame at a level (0 layout, 1 identity, 2 trailer, 3 full);

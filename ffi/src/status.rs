@@ -78,6 +78,10 @@ pub const MBR_IO: u32 = 104;
 pub const MBR_INVALID_ARGUMENT: u32 = 105;
 /// Usage: an object is not initialised, or is already finished.
 pub const MBR_INVALID_STATE: u32 = 106;
+/// Usage: a typed view of a payload is impossible in place: its address is not aligned
+/// to the element type, its length is not a whole number of elements, or the frame's
+/// dtype is not the element type's.
+pub const MBR_MISALIGNED: u32 = 107;
 /// The library panicked (a bug): the call did nothing that can be relied on. Specific
 /// to the C ABI (a Rust caller sees the panic itself); no SPEC §8 code uses 199.
 pub const MBR_PANIC: u32 = 199;
@@ -135,8 +139,9 @@ const _: () = {
     assert!(same(MBR_IO, ErrorCode::Io));
     assert!(same(MBR_INVALID_ARGUMENT, ErrorCode::InvalidArgument));
     assert!(same(MBR_INVALID_STATE, ErrorCode::InvalidState));
+    assert!(same(MBR_MISALIGNED, ErrorCode::Misaligned));
     // One constant per code: a code added to the core must get its constant here.
-    assert!(ErrorCode::ALL.len() == 34);
+    assert!(ErrorCode::ALL.len() == 35);
     assert!(ErrorCode::from_number(MBR_PANIC).is_none());
     assert!(MBR_CLASS_SCHEMA == ErrorClass::Schema as u32);
     assert!(MBR_CLASS_CORRUPT == ErrorClass::Corrupt as u32);

@@ -64,6 +64,11 @@ pub struct mbr_streamed_frame {
     pub has_identity: bool,
     /// The level verified.
     pub level: u32,
+    /// Offset of the payload in the frame, `22 + identity_json_len` (SPEC §1.5).
+    pub payload_offset: u64,
+    /// Spaces after a canonical identity (SPEC §1.5); 0 for an identity that is not
+    /// canonical and at the layout level.
+    pub padding: usize,
     /// The parsed identity; it points into the caller's identity buffer.
     pub identity: mbr_identity,
 }
@@ -175,6 +180,8 @@ pub unsafe extern "C" fn mbr_stream_verifier_finish(
             has_payload_sha256: digest.is_some(),
             has_identity: verified.identity().is_some(),
             level: verified.level() as u32,
+            payload_offset: verified.payload_offset(),
+            padding: verified.padding(),
             identity: mbr_identity::holding(verified.identity().cloned()),
         });
         Ok(())

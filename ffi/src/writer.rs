@@ -11,12 +11,97 @@ use crate::slice::{input, write_out};
 use crate::status::mbr_error;
 use core::ffi::{c_int, c_void};
 use core::mem::MaybeUninit;
-use membrane::{encode_frame, ByteSink, ChunkedFrameWriter, Error, FrameEncoder, WriteError};
+use membrane::frame::MAX_PAYLOAD_ALIGN;
+use membrane::{encode_frame, encode_frame_with, ByteSink, ChunkedFrameWriter, Error, FrameEncoder, WriteError};
+use membrane::{PayloadAlignment, WriteOptions};
 
-/// Plan a frame for `*identity` and `payload_len` bytes of payload. Contract as for
-/// `object::try_ref`.
+/// Plan an unpadded frame for `*identity` and `payload_len` bytes of payload. Contract
+/// as for `object::try_ref`.
 fn plan<'s>(identity: *const mbr_identity, payload_len: u64) -> Result<FrameEncoder<'s, 's>, Error> {
     FrameEncoder::new(try_ref(identity)?, payload_len)
+}
+
+/// The largest `align` of `mbr_write_options`: a page (SPEC §1.5).
+pub const MBR_MAX_PAYLOAD_ALIGN: u32 = 4096;
+
+const _: () = assert!(MBR_MAX_PAYLOAD_ALIGN == MAX_PAYLOAD_ALIGN);
+
+/// Writer policy, passed by value. Start from `mbr_write_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_write_options {
+    /// The payload starts at a multiple of `align` bytes from the start of the file or
+    /// buffer (SPEC §1.5): a power of two from 1 (the default: no padding, the original
+    /// writer's bytes) to `MBR_MAX_PAYLOAD_ALIGN`. 64 suits SIMD loads, 4096 O_DIRECT
+    /// and GPUDirect Storage.
+    pub align: u32,
+    /// Largest identity length (padding included) the frame's readers accept; default
+    /// `MBR_DEFAULT_IDENTITY_LIMIT`.
+    pub identity_limit: u32,
+    /// Where the frame itself will start in its file or buffer; default 0.
+    pub base: u64,
+}
+
+impl mbr_write_options {
+    /// The Rust options, or `invalid_argument` (field `align`) for a bad alignment.
+    fn to_rust(self) -> Result<WriteOptions, Error> {
+        Ok(WriteOptions::new()
+            .aligned(PayloadAlignment::new(self.align, self.base)?)
+            .identity_limit(self.identity_limit))
+    }
+}
+
+/// The defaults: no padding (`align` 1, `base` 0), the default identity limit.
+#[no_mangle]
+pub extern "C" fn mbr_write_options_default() -> mbr_write_options {
+    let rust = WriteOptions::new();
+    mbr_write_options { align: rust.alignment.align(), identity_limit: rust.identity_limit, base: rust.alignment.base() }
+}
+
+/// The lengths of a frame written with `options`, from `mbr_frame_plan`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_frame_layout {
+    /// The whole frame: `30 + identity_len + payload_len`.
+    pub frame_len: u64,
+    /// The head (header, identity and padding, payload length): `22 + identity_len`,
+    /// which is also the payload's offset in the frame.
+    pub head_len: usize,
+    /// The stored identity length: the canonical identity and its padding.
+    pub identity_len: u32,
+    /// The spaces after the canonical identity that align the payload.
+    pub padding: u32,
+}
+
+/// Plan a frame for `*identity` and `payload_len` bytes of payload as `options` say:
+/// `*out` gets its lengths and padding.
+///
+/// Returns `MBR_OK`, `MBR_IDENTITY_TOO_LARGE` (identity and padding over
+/// `options.identity_limit`), `MBR_INVALID_ARGUMENT` (a bad `align`, or the length
+/// overflows), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` and
+/// `error` are each NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_plan(
+    identity: *const mbr_identity,
+    payload_len: u64,
+    options: mbr_write_options,
+    out: *mut mbr_frame_layout,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        let out = Out::new(out, "out")?;
+        let encoder = FrameEncoder::with_options(try_ref(identity)?, payload_len, &options.to_rust()?)?;
+        out.write(mbr_frame_layout {
+            frame_len: encoder.frame_len(),
+            head_len: encoder.head_len(),
+            identity_len: encoder.identity_len(),
+            padding: encoder.padding(),
+        });
+        Ok(())
+    })
 }
 
 /// The length of the frame for `*identity` and a payload of `payload_len` bytes:
@@ -85,6 +170,28 @@ pub unsafe extern "C" fn mbr_frame_write_head(
     write_out(buf, capacity, out_len, error, |buf| plan(identity, payload_len)?.write_head_into(buf))
 }
 
+/// `mbr_frame_write_head` as `options` say (alignment, identity limit): the head ends
+/// with the padding that puts the payload where `options` ask.
+///
+/// Returns as `mbr_frame_write_head`, and `MBR_INVALID_ARGUMENT` for a bad `align`.
+///
+/// # Safety
+/// As `mbr_frame_write_head`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_write_head_with(
+    identity: *const mbr_identity,
+    payload_len: u64,
+    options: mbr_write_options,
+    buf: *mut u8,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    write_out(buf, capacity, out_len, error, |buf| {
+        FrameEncoder::with_options(try_ref(identity)?, payload_len, &options.to_rust()?)?.write_head_into(buf)
+    })
+}
+
 /// Write a whole frame (head, a copy of the payload, trailer) into `buf` (`capacity`
 /// bytes); `*out_len` gets its length (see `mbr_frame_encoded_len`).
 ///
@@ -107,6 +214,29 @@ pub unsafe extern "C" fn mbr_frame_encode(
     write_out(buf, capacity, out_len, error, |buf| {
         let identity = try_ref(identity)?;
         encode_frame(identity, input(payload, payload_len, "payload")?, buf)
+    })
+}
+
+/// `mbr_frame_encode` as `options` say (alignment, identity limit).
+///
+/// Returns as `mbr_frame_encode`, and `MBR_INVALID_ARGUMENT` for a bad `align`.
+///
+/// # Safety
+/// As `mbr_frame_encode`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_encode_with(
+    identity: *const mbr_identity,
+    payload: *const u8,
+    payload_len: usize,
+    options: mbr_write_options,
+    buf: *mut u8,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    write_out(buf, capacity, out_len, error, |buf| {
+        let identity = try_ref(identity)?;
+        encode_frame_with(identity, input(payload, payload_len, "payload")?, buf, &options.to_rust()?)
     })
 }
 
@@ -197,6 +327,33 @@ pub unsafe extern "C" fn mbr_chunked_writer_begin(
         let callback = callback.ok_or(Error::null_pointer("callback"))?;
         let sink = CallbackSink { callback, userdata };
         store(writer, ChunkedFrameWriter::begin(try_ref(identity)?, payload_len, sink).map_err(sink_error)?);
+        Ok(())
+    })
+}
+
+/// `mbr_chunked_writer_begin` as `options` say (alignment, identity limit).
+///
+/// Returns as `mbr_chunked_writer_begin`; `MBR_INVALID_ARGUMENT` also for a bad `align`.
+///
+/// # Safety
+/// As `mbr_chunked_writer_begin`.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_chunked_writer_begin_with(
+    writer: *mut mbr_chunked_writer,
+    identity: *const mbr_identity,
+    payload_len: u64,
+    options: mbr_write_options,
+    callback: mbr_write_callback,
+    userdata: *mut c_void,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        let writer = Out::new(writer, "writer")?;
+        let callback = callback.ok_or(Error::null_pointer("callback"))?;
+        let options = options.to_rust()?;
+        let sink = CallbackSink { callback, userdata };
+        let begun = ChunkedFrameWriter::begin_with(try_ref(identity)?, payload_len, sink, &options);
+        store(writer, begun.map_err(sink_error)?);
         Ok(())
     })
 }

@@ -1,5 +1,6 @@
 //! The canonical frame (SPEC §1): reading in place, streaming verification, writing.
 
+mod align;
 mod batch;
 #[cfg(feature = "std")]
 mod file_state;
@@ -7,8 +8,11 @@ mod header;
 mod reader;
 mod stream;
 mod stream_batch;
+mod typed;
 mod writer;
 
+pub(crate) use align::trailing_spaces;
+pub use align::{alignment_of, PayloadAlignment, MAX_PAYLOAD_ALIGN};
 pub use batch::{verify_batch, VERIFY_BATCH_GROUP};
 #[cfg(feature = "std")]
 pub use file_state::{FileChange, FileState};
@@ -20,7 +24,8 @@ pub(crate) use reader::verify_as_v5;
 pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};
 pub use stream::{StreamStatus, StreamVerifier, StreamedFrame};
 pub use stream_batch::StreamBatch;
-pub use writer::{encode_frame, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError};
+pub use typed::PayloadElement;
+pub use writer::{encode_frame, encode_frame_with, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError, WriteOptions};
 
 /// A small valid frame (payload `hello`) for documentation examples and tests.
 #[cfg(any(test, feature = "std"))]

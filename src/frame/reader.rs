@@ -473,9 +473,43 @@ impl<'a> Frame<'a> {
         self.identity.as_ref()
     }
 
-    /// Offset of the payload within the frame: `22 + identity_len`.
+    /// Offset of the payload within the frame: `22 + identity_len`. Whether it suits
+    /// an alignment depends on where the frame lies: compare the caller's base offset
+    /// plus this, or the payload's address, with the alignment needed (SPEC §1.5).
     pub fn payload_offset(&self) -> usize {
         MIN_FRAME_PREFIX + self.identity_json.len()
+    }
+
+    /// The spaces an aligned frame's writer put after the canonical identity (SPEC
+    /// §1.5); 0 for an identity that is not canonical, and at the layout level, where
+    /// the identity is not read.
+    pub fn padding(&self) -> usize {
+        self.identity.as_ref().map_or(0, PayloadIdentity::padding)
+    }
+
+    /// The payload in place as a slice of `T` (`f32`, `u16` for float16 bits,
+    /// `U16<LE>`, ...: see [`PayloadElement`](super::PayloadElement)), never a copy.
+    /// `misaligned` when the payload's address is not aligned to `T`, its length is
+    /// not a whole number of elements, or the identity's dtype (when read) is not one
+    /// `T` holds.
+    ///
+    /// ```
+    /// use membrane_frame::{encode_frame_with, Frame, PayloadAlignment, WriteOptions, ErrorCode};
+    /// # let bytes = membrane_frame::example_frame();
+    /// # let identity = Frame::parse(&bytes)?.identity().unwrap().clone(); // float16
+    /// #[repr(align(64))]
+    /// struct Page([u8; 1024]);
+    /// let mut page = Page([0; 1024]);
+    /// let options = WriteOptions::new().aligned(PayloadAlignment::new(64, 0)?);
+    /// let len = encode_frame_with(&identity, &[1, 0, 2, 0], &mut page.0, &options)?;
+    /// let frame = Frame::parse(&page.0[..len])?;
+    /// let halves: &[u16] = frame.payload_as()?;  // in place
+    /// assert_eq!(halves.as_ptr().cast(), frame.payload().as_ptr());
+    /// assert_eq!(frame.payload_as::<f32>().unwrap_err().code(), ErrorCode::Misaligned); // not float32
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn payload_as<T: super::PayloadElement>(&self) -> Result<&'a [T], Error> {
+        super::typed::view_as(self.payload, self.payload_offset(), self.identity.as_ref().map(PayloadIdentity::dtype))
     }
 
     /// The payload, in place.

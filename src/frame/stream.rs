@@ -155,6 +155,17 @@ impl StreamedFrame<'_> {
         self.payload_len
     }
 
+    /// Offset of the payload within the frame: `22 + identity_len`.
+    pub fn payload_offset(&self) -> u64 {
+        MIN_FRAME_PREFIX as u64 + self.identity_len
+    }
+
+    /// The spaces after a canonical identity (SPEC §1.5); 0 when the identity is not
+    /// canonical or was not read (layout level).
+    pub fn padding(&self) -> usize {
+        self.identity.as_ref().map_or(0, PayloadIdentity::padding)
+    }
+
     /// SHA-256 of the payload (trailer level and above).
     pub fn payload_digest(&self) -> Option<Sha256Digest> {
         self.payload_digest

@@ -1,6 +1,7 @@
 //! Writing frames (SPEC §1.4): without copying the payload when the caller can
 //! `writev`, in one buffer when it cannot, or in chunks when the payload streams.
 
+use super::align::PayloadAlignment;
 use super::header::{FrameHeader, DEFAULT_IDENTITY_LIMIT, MIN_FRAME_PREFIX};
 use super::reader::frame_len;
 use crate::digest::{Sha256Digest, Sha256Hasher};
@@ -33,15 +34,70 @@ use zerocopy::IntoBytes;
 pub struct FrameEncoder<'i, 'a> {
     identity: &'i PayloadIdentity<'a>,
     identity_len: u32,
+    padding: u32,
     payload_len: u64,
 }
 
+/// Writer policy: where the payload goes (SPEC §1.5) and the identity limit of the
+/// readers the frame is for.
+///
+/// ```
+/// use membrane_frame::{encode_frame_with, Frame, PayloadAlignment, WriteOptions};
+/// # let bytes = membrane_frame::example_frame();
+/// # let identity = Frame::parse(&bytes)?.identity().unwrap().clone();
+/// let options = WriteOptions::new().aligned(PayloadAlignment::new(64, 0)?);
+/// let mut out = [0u8; 1024];
+/// let len = encode_frame_with(&identity, b"hello", &mut out, &options)?;
+/// let frame = Frame::parse(&out[..len])?;
+/// assert_eq!(frame.payload_offset() % 64, 0);
+/// assert!(frame.identity().unwrap().is_canonical() && frame.padding() > 0);
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Where the payload starts; default [`PayloadAlignment::NONE`] (no padding).
+    pub alignment: PayloadAlignment,
+    /// Largest `identity_len` (padding included) the frame's readers accept; default
+    /// 64 KiB, the readers' default.
+    pub identity_limit: u32,
+}
+
+impl Default for WriteOptions {
+    fn default() -> WriteOptions {
+        WriteOptions::new()
+    }
+}
+
+impl WriteOptions {
+    /// No padding, the default identity limit: the bytes of the original writer.
+    pub const fn new() -> WriteOptions {
+        WriteOptions { alignment: PayloadAlignment::NONE, identity_limit: DEFAULT_IDENTITY_LIMIT }
+    }
+
+    /// Place the payload as `alignment` says.
+    #[must_use]
+    pub const fn aligned(mut self, alignment: PayloadAlignment) -> WriteOptions {
+        self.alignment = alignment;
+        self
+    }
+
+    /// Write for readers configured with another identity limit.
+    #[must_use]
+    pub const fn identity_limit(mut self, limit: u32) -> WriteOptions {
+        self.identity_limit = limit;
+        self
+    }
+}
+
+/// Spaces for the padding, written a slice at a time.
+const SPACES: [u8; 64] = [b' '; 64];
+
 impl<'i, 'a> FrameEncoder<'i, 'a> {
-    /// Plan a frame; fails with `identity_too_large` when the canonical identity
-    /// exceeds the default reader limit (64 KiB), so no frame is written that the
-    /// default reader would refuse.
+    /// Plan an unpadded frame; fails with `identity_too_large` when the canonical
+    /// identity exceeds the default reader limit (64 KiB), so no frame is written that
+    /// the default reader would refuse.
     pub fn new(identity: &'i PayloadIdentity<'a>, payload_len: u64) -> Result<FrameEncoder<'i, 'a>, Error> {
-        FrameEncoder::with_identity_limit(identity, payload_len, DEFAULT_IDENTITY_LIMIT)
+        FrameEncoder::with_options(identity, payload_len, &WriteOptions::new())
     }
 
     /// [`new`](Self::new) for readers configured with another identity limit.
@@ -50,14 +106,41 @@ impl<'i, 'a> FrameEncoder<'i, 'a> {
         payload_len: u64,
         identity_limit: u32,
     ) -> Result<FrameEncoder<'i, 'a>, Error> {
-        let identity_len = u32::try_from(identity.canonical_len()).ok().filter(|&len| len <= identity_limit).ok_or(
-            Error::new(ErrorCode::IdentityTooLarge, "canonical identity exceeds the identity limit")
-                .in_field("identity"),
-        )?;
+        FrameEncoder::with_options(identity, payload_len, &WriteOptions::new().identity_limit(identity_limit))
+    }
+
+    /// Plan a frame as `options` say: the canonical identity followed by the fewest
+    /// spaces that put the payload where `options.alignment` asks (SPEC §1.5). Fails
+    /// with `identity_too_large` when the identity and its padding exceed
+    /// `options.identity_limit`.
+    ///
+    /// ```
+    /// use membrane_frame::{Frame, FrameEncoder, PayloadAlignment, WriteOptions};
+    /// # let bytes = membrane_frame::example_frame();
+    /// # let identity = Frame::parse(&bytes)?.identity().unwrap().clone();
+    /// let page = WriteOptions::new().aligned(PayloadAlignment::new(4096, 0)?);
+    /// let encoder = FrameEncoder::with_options(&identity, 5, &page)?;
+    /// assert_eq!(encoder.payload_offset(), 4096);
+    /// assert_eq!(encoder.identity_len() as usize, identity.canonical_len() + encoder.padding() as usize);
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn with_options(
+        identity: &'i PayloadIdentity<'a>,
+        payload_len: u64,
+        options: &WriteOptions,
+    ) -> Result<FrameEncoder<'i, 'a>, Error> {
+        let too_large = || {
+            Error::new(ErrorCode::IdentityTooLarge, "canonical identity and padding exceed the identity limit")
+                .in_field("identity")
+        };
+        let canonical_len = u32::try_from(identity.canonical_len()).map_err(|_| too_large())?;
+        let padding = options.alignment.padding_for(canonical_len);
+        let identity_len =
+            canonical_len.checked_add(padding).filter(|&len| len <= options.identity_limit).ok_or_else(too_large)?;
         if frame_len(u64::from(identity_len), payload_len).is_none() {
             return Err(Error::new(ErrorCode::InvalidArgument, "frame length overflows u64").in_field("payload_len"));
         }
-        Ok(FrameEncoder { identity, identity_len, payload_len })
+        Ok(FrameEncoder { identity, identity_len, padding, payload_len })
     }
 
     /// Total frame length `30 + L + P`.
@@ -70,15 +153,31 @@ impl<'i, 'a> FrameEncoder<'i, 'a> {
         MIN_FRAME_PREFIX + self.identity_len as usize
     }
 
-    /// Length of the canonical identity `L`.
+    /// Offset of the payload in the frame, `22 + L`: the head's length.
+    pub fn payload_offset(&self) -> usize {
+        self.head_len()
+    }
+
+    /// The stored identity length `L`: the canonical identity and its padding.
     pub fn identity_len(&self) -> u32 {
         self.identity_len
+    }
+
+    /// The spaces after the canonical identity (0 without alignment).
+    pub fn padding(&self) -> u32 {
+        self.padding
     }
 
     /// Write the head to any sink.
     pub fn write_head_to<S: ByteSink + ?Sized>(&self, sink: &mut S) -> Result<(), S::Error> {
         sink.write_bytes(FrameHeader::v5(self.identity_len).as_bytes())?;
         self.identity.write_canonical(sink)?;
+        let mut padding = self.padding as usize;
+        while padding > 0 {
+            let step = padding.min(SPACES.len());
+            sink.write_bytes(SPACES.get(..step).unwrap_or(&SPACES))?;
+            padding -= step;
+        }
         sink.write_bytes(&self.payload_len.to_le_bytes())
     }
 
@@ -89,10 +188,20 @@ impl<'i, 'a> FrameEncoder<'i, 'a> {
     }
 }
 
-/// Encode a whole frame into `out` (head, a copy of the payload, trailer); returns the
-/// frame length, or `buffer_too_small` with the length needed.
+/// Encode a whole unpadded frame into `out` (head, a copy of the payload, trailer);
+/// returns the frame length, or `buffer_too_small` with the length needed.
 pub fn encode_frame(identity: &PayloadIdentity<'_>, payload: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-    let encoder = FrameEncoder::new(identity, payload.len() as u64)?;
+    encode_frame_with(identity, payload, out, &WriteOptions::new())
+}
+
+/// [`encode_frame`] as `options` say (alignment, identity limit).
+pub fn encode_frame_with(
+    identity: &PayloadIdentity<'_>,
+    payload: &[u8],
+    out: &mut [u8],
+    options: &WriteOptions,
+) -> Result<usize, Error> {
+    let encoder = FrameEncoder::with_options(identity, payload.len() as u64, options)?;
     let total = encoder.frame_len();
     if (out.len() as u64) < total {
         return Err(Error::buffer_too_small(total));
@@ -185,13 +294,19 @@ pub struct ChunkedFrameWriter<'i, 'a, S: ByteSink> {
 }
 
 impl<'i, 'a, S: ByteSink> ChunkedFrameWriter<'i, 'a, S> {
-    /// Write the head for a payload of `payload_len` bytes.
-    pub fn begin(
+    /// Write the head of an unpadded frame for a payload of `payload_len` bytes.
+    pub fn begin(identity: &'i PayloadIdentity<'a>, payload_len: u64, sink: S) -> Result<Self, WriteError<S::Error>> {
+        ChunkedFrameWriter::begin_with(identity, payload_len, sink, &WriteOptions::new())
+    }
+
+    /// [`begin`](Self::begin) as `options` say (alignment, identity limit).
+    pub fn begin_with(
         identity: &'i PayloadIdentity<'a>,
         payload_len: u64,
         mut sink: S,
+        options: &WriteOptions,
     ) -> Result<Self, WriteError<S::Error>> {
-        let encoder = FrameEncoder::new(identity, payload_len).map_err(WriteError::Frame)?;
+        let encoder = FrameEncoder::with_options(identity, payload_len, options).map_err(WriteError::Frame)?;
         // Batch the head's many small pieces: a sink may make a system call per write.
         let mut buffered = BufferedSink::<_, 512>::new(&mut sink);
         encoder.write_head_to(&mut buffered).and_then(|()| buffered.flush()).map_err(WriteError::Sink)?;

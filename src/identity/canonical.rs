@@ -3,6 +3,7 @@
 use super::{InclusiveRange, PayloadIdentity};
 use crate::digest::{Sha256Digest, Sha256Hasher};
 use crate::error::Error;
+use crate::frame::trailing_spaces;
 use crate::json::write_escaped;
 use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
 
@@ -123,12 +124,45 @@ impl PayloadIdentity<'_> {
         sink.write_bytes(b"]}")
     }
 
-    /// Length in bytes of the canonical serialisation.
+    /// Length in bytes of the canonical serialisation (without any padding).
     pub fn canonical_len(&self) -> usize {
-        if let (true, Some(source)) = (self.source_is_canonical, self.source) {
-            return source.len();
+        if let Some(text) = self.proved_canonical_text() {
+            return text.len();
         }
         encoded_len_of(|sink| self.write_canonical(sink))
+    }
+
+    /// The stored text without its padding, when parsing proved it canonical.
+    fn proved_canonical_text(&self) -> Option<&[u8]> {
+        let source = self.source.filter(|_| self.source_is_canonical)?;
+        source.get(..source.len().saturating_sub(self.padding as usize))
+    }
+
+    /// The spaces (0x20) that follow a canonical stored text (SPEC §1.5): how an
+    /// aligned frame's writer placed its payload. 0 when the text is not canonical
+    /// (trailing whitespace there is only whitespace) and for built identities.
+    ///
+    /// ```
+    /// # use membrane_frame::PayloadIdentity;
+    /// let canonical = br#"{"dtype":"int8","head_range":[-1,-1],"layer_range":[0,1],"model_id":"m","model_revision":"","payload_hash":"x","shape":[1],"token_span":[0,7],"tokenizer_name":"t","tokenizer_revision":""}"#;
+    /// let padded = [&canonical[..], b"    "].concat();
+    /// let identity = PayloadIdentity::parse(&padded)?;
+    /// assert!(identity.is_canonical());
+    /// assert_eq!((identity.padding(), identity.canonical_len()), (4, canonical.len()));
+    /// assert_eq!(identity.fingerprint(), PayloadIdentity::parse(canonical)?.fingerprint());
+    /// let newline = [&canonical[..], b"\n"].concat();
+    /// let identity = PayloadIdentity::parse(&newline)?;
+    /// assert!(!identity.is_canonical() && identity.padding() == 0);
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn padding(&self) -> usize {
+        if self.source_is_canonical {
+            return self.padding as usize;
+        }
+        match self.source {
+            Some(source) if self.is_canonical_source() => trailing_spaces(source),
+            _ => 0,
+        }
     }
 
     /// Write the canonical serialisation into `out`; returns the length written, or
@@ -137,19 +171,23 @@ impl PayloadIdentity<'_> {
         write_into_checked(out, self.canonical_len(), |sink| self.write_canonical(sink))
     }
 
-    /// Whether the stored text is byte for byte the canonical serialisation. Built
-    /// identities are canonical by construction.
+    /// Whether the stored text is byte for byte the canonical serialisation, followed by
+    /// zero or more spaces of padding (SPEC §1.5). Built identities are canonical by
+    /// construction.
     pub fn is_canonical(&self) -> bool {
         self.source.is_none() || self.source_is_canonical || self.is_canonical_source()
     }
 
     fn is_canonical_source(&self) -> bool {
-        self.source.is_some_and(|source| writes_exactly(source, |sink| self.write_canonical(sink)))
+        self.source.is_some_and(|source| {
+            let unpadded = source.get(..source.len() - trailing_spaces(source)).unwrap_or(source);
+            writes_exactly(unpadded, |sink| self.write_canonical(sink))
+        })
     }
 
     /// SHA-256 of the canonical serialisation. When parsing proved the stored text
-    /// canonical (the spelling every writer uses), the text is hashed in one pass as it
-    /// stands; otherwise the serialisation streams into the hasher (no comparison first:
+    /// canonical (the spelling every writer uses), the text without its padding is
+    /// hashed in one pass as it stands; otherwise the serialisation streams into the hasher (no comparison first:
     /// that would cost more than it saves). Either way nothing is allocated.
     ///
     /// ```
@@ -165,8 +203,8 @@ impl PayloadIdentity<'_> {
     /// # Ok::<(), membrane_frame::Error>(())
     /// ```
     pub fn fingerprint(&self) -> Sha256Digest {
-        if let (true, Some(source)) = (self.source_is_canonical, self.source) {
-            return Sha256Digest::of(source);
+        if let Some(text) = self.proved_canonical_text() {
+            return Sha256Digest::of(text);
         }
         let mut hasher = Sha256Hasher::new();
         let Ok(()) = self.write_canonical(&mut hasher);

@@ -88,9 +88,12 @@ pub type Shape = heapless::Vec<i64, MAX_SHAPE_DIMS>;
 #[derive(Clone, Debug)]
 pub struct PayloadIdentity<'a> {
     source: Option<&'a [u8]>,
-    /// The parser proved `source` is the canonical serialisation (so the fingerprint is
-    /// the digest of `source` as it stands). `false` means "not known", not "no".
+    /// The parser proved `source` is the canonical serialisation followed by `padding`
+    /// spaces (so the fingerprint is the digest of `source` without them). `false`
+    /// means "not known", not "no".
     source_is_canonical: bool,
+    /// Trailing spaces of a `source` proved canonical (SPEC §1.5); 0 otherwise.
+    padding: u32,
     payload_hash: JsonStr<'a>,
     payload_hash_offset: Option<usize>,
     model_id: JsonStr<'a>,
@@ -181,6 +184,7 @@ impl<'a> IdentityValues<'a> {
         Ok(PayloadIdentity {
             source: None,
             source_is_canonical: false,
+            padding: 0,
             payload_hash: JsonStr::from_plain(self.payload_hash),
             payload_hash_offset: None,
             model_id: JsonStr::from_plain(self.model_id),
@@ -312,6 +316,7 @@ impl<'a> PayloadIdentity<'a> {
         self.payload_hash_offset = None;
         self.source = None;
         self.source_is_canonical = false;
+        self.padding = 0;
         Ok(self)
     }
 

@@ -5,6 +5,7 @@
 
 use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES, MAX_SHAPE_DIMS};
 use crate::error::{Error, ErrorCode};
+use crate::frame::trailing_spaces;
 use crate::json::spelled::{KeyTable, Spelled};
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
@@ -237,6 +238,7 @@ impl<'a> Fields<'a> {
         Ok(PayloadIdentity {
             source: Some(source),
             source_is_canonical: false,
+        padding: 0,
             payload_hash,
             payload_hash_offset: Some(payload_hash_offset.saturating_sub(base)),
             model_id: need(self.model_id, "model_id")?,
@@ -316,7 +318,8 @@ fn shape(at: &mut Spelled<'_>, spacing: Spacing) -> Option<Shape> {
 }
 
 /// An identity in the canonical spelling of SPEC §2.3 (keys sorted, no whitespace),
-/// read in one forward pass. Strings and numbers are scanned by the reader's own
+/// optionally followed by spaces (the padding of an aligned frame, SPEC §1.5), read in
+/// one forward pass. Strings and numbers are scanned by the reader's own
 /// scanners and fields judged by the same rules, so this accepts only texts the general
 /// reader accepts, with the same values. Anything else — another spelling, a JSON error,
 /// a field problem, a depth limit below 2 — is `None`, and the general reader decides
@@ -332,7 +335,8 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     if !text.starts_with(b"{\"dtype\":") {
         return None;
     }
-    let mut at = Spelled::new(text)?;
+    let padding = trailing_spaces(text);
+    let mut at = Spelled::new(text.get(..text.len() - padding)?)?;
     at.lit(b"{\"dtype\":")?;
     let dtype = Dtype::from_json(&at.exact_string()?)?;
     at.lit(b",\"head_range\":")?;
@@ -365,6 +369,8 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     Some(PayloadIdentity {
         source: Some(text),
         source_is_canonical: at.exact,
+        // Spaces after a text that is not canonical are whitespace, not padding.
+        padding: if at.exact { u32::try_from(padding).ok()? } else { 0 },
         payload_hash,
         payload_hash_offset: Some(payload_hash_offset),
         model_id,
@@ -416,6 +422,7 @@ pub(crate) fn parse_declaration_order<'a>(at: &mut Spelled<'a>) -> Option<Payloa
     Some(PayloadIdentity {
         source: Some(at.text().get(start..at.pos)?),
         source_is_canonical: false,
+        padding: 0,
         payload_hash,
         payload_hash_offset: Some(payload_hash_offset),
         model_id,
@@ -494,6 +501,7 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
     Some(PayloadIdentity {
         source: Some(at.text().get(start..at.pos)?),
         source_is_canonical: false,
+        padding: 0,
         payload_hash,
         payload_hash_offset: Some(payload_hash_at.checked_sub(base)?),
         model_id: f.model_id?,
@@ -534,7 +542,13 @@ mod fast_path_tests {
     fn agrees(text: &[u8], limits: Limits) -> bool {
         let fast = parse_canonical(text, limits);
         if let Some(fast) = &fast {
-            assert_eq!(Ok(fast), parse_general(text, limits).as_ref(), "{}", String::from_utf8_lossy(text));
+            let general = parse_general(text, limits);
+            assert_eq!(Ok(fast), general.as_ref(), "{}", String::from_utf8_lossy(text));
+            let general = general.unwrap();
+            // The padding the fast path counted is what the general reader's text shows.
+            assert_eq!(fast.padding(), general.padding(), "{}", String::from_utf8_lossy(text));
+            assert_eq!(fast.canonical_len(), general.canonical_len(), "{}", String::from_utf8_lossy(text));
+            assert_eq!(fast.fingerprint(), general.fingerprint(), "{}", String::from_utf8_lossy(text));
         }
         fast.is_some()
     }
@@ -551,10 +565,21 @@ mod fast_path_tests {
             HELLO.replace("[1,32,8,128,64]", "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]"),
             HELLO.replace("[1,32,8,128,64]", "[0]"),
             HELLO.replace("[-1,-1]", "[0,0]").replace("float16", "nf4"),
+            // Padding (SPEC §1.5): spaces after the object, as many as an alignment needs.
+            format!("{HELLO} "),
+            format!("{HELLO}{}", " ".repeat(4095)),
         ];
         for text in &texts {
             assert!(agrees(text.as_bytes(), Limits::default()), "{text}");
         }
+        let padded = format!("{HELLO}{}", " ".repeat(37));
+        let identity = parse_canonical(padded.as_bytes(), Limits::default()).unwrap();
+        assert_eq!((identity.padding(), identity.canonical_len()), (37, HELLO.len()));
+        assert!(identity.is_canonical());
+        // Spaces after a spelling that is not canonical are whitespace, not padding.
+        let escaped = format!("{} ", HELLO.replace(r#"llama-3-8b","model_rev"#, r#"llama-3-\u0038b","model_rev"#));
+        let identity = parse_canonical(escaped.as_bytes(), Limits::default()).unwrap();
+        assert_eq!((identity.is_canonical(), identity.padding()), (false, 0));
         for dtype in Dtype::ALL {
             let text = HELLO.replace("float16", dtype.name());
             assert!(agrees(text.as_bytes(), Limits::default()), "{text}");
@@ -575,7 +600,9 @@ mod fast_path_tests {
             HELLO.replace("[-1,-1]", "[-1,0]"),
             HELLO.replace("float16", "Float16"),
             HELLO.replace("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", ""),
-            format!("{HELLO} "),
+            format!("{HELLO}\n"),
+            format!("{HELLO} \t"),
+            format!("{HELLO}\t "),
             format!(" {HELLO}"),
             HELLO.replace(":", ": "),
         ] {

@@ -187,8 +187,10 @@ impl<'s> Reporter<'s> {
                 .field("code", "ok")
                 .field("class", "ok")
                 .field("payload_len", frame.payload_len)
+                .field("payload_offset", frame.payload_offset)
                 .maybe("fingerprint", frame.fingerprint.clone())
-                .maybe("canonical", frame.canonical),
+                .maybe("canonical", frame.canonical)
+                .maybe("padding", frame.padding),
             Outcome::Invalid(err) => object.error(err),
             Outcome::Unreadable(err) => {
                 object.field("code", ErrorCode::Io.name()).field("class", "io").field("reason", err.to_string())
