@@ -89,6 +89,8 @@ run_programs() {
     step "$label: stream_verify rejects a damaged copy" \
         expect 2 trailer_mismatch through_pipe "$damaged" "$@" "$dir/stream_verify" 3
     step "$label: kv_engine exports and re-imports a KV block" "$@" "$dir/kv_engine"
+    step "$label: test_aligned (payload_as over a mapped page-aligned frame, refused where misaligned)" \
+        "$@" "$dir/test_aligned" "$RUN"
     step "$label: test_vectors (frames.jsonl through the C API)" "$@" "$dir/test_vectors" "$MEMBRANE_VECTORS"
     step "$label: test_envelopes (envelope, compat and migration vectors through the C API)" \
         "$@" "$dir/test_envelopes" "$MEMBRANE_VECTORS"

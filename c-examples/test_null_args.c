@@ -495,6 +495,29 @@ int main(void) {
     EXPECT(mbr_frame_parse(buf, frame_len, options, &frame, &err), MBR_OK);
     UNTOUCHED(err); /* the detail is written only on failure */
     EXPECT_TRUE(frame.has_identity && frame.payload_len == 5 && memcmp(frame.payload, payload, 5) == 0);
+    EXPECT_TRUE(frame.payload == frame.bytes + frame.payload_offset && frame.padding == 0);
+
+    /* ---- the payload in place: its alignment, typed views ---- */
+    flag = false;
+    EXPECT(mbr_frame_payload_is_aligned(NULL, 8, &flag), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_payload_is_aligned(&frame, 8, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_payload_is_aligned(&frame, 6, &flag), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_frame_payload_is_aligned(&frame, 8192, &flag), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_frame_payload_is_aligned(&frame, 1, &flag), MBR_OK);
+    EXPECT_TRUE(flag);
+    mbr_payload_elements elements;
+    POISON(elements);
+    EXPECT(mbr_frame_payload_elements(NULL, MBR_ELEMENT_U8, &elements, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_payload_elements(&frame, MBR_ELEMENT_U8, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_payload_elements(&frame, 99, &elements, NULL), MBR_INVALID_ARGUMENT);
+    POISON(err);
+    EXPECT(mbr_frame_payload_elements(&frame, MBR_ELEMENT_F32, &elements, &err), MBR_MISALIGNED); /* float16 */
+    EXPECT_TRUE(err.offset == frame.payload_offset && strcmp(err.field, "payload") == 0);
+    EXPECT(mbr_frame_payload_elements(&frame, MBR_ELEMENT_U16, &elements, NULL), MBR_MISALIGNED); /* 5 bytes */
+    UNTOUCHED(elements);
+    EXPECT(mbr_status_class(MBR_MISALIGNED), MBR_CLASS_USAGE);
+    EXPECT(mbr_frame_payload_elements(&frame, MBR_ELEMENT_U8, &elements, NULL), MBR_OK);
+    EXPECT_TRUE(elements.data == frame.payload && elements.count == 5);
     options.level = MBR_LEVEL_LAYOUT;
     EXPECT(mbr_frame_parse(buf, frame_len, options, &frame, NULL), MBR_OK);
     EXPECT_TRUE(!frame.has_identity && !frame.has_payload_sha256);
@@ -715,6 +738,49 @@ int main(void) {
     EXPECT(mbr_frame_encode(&identity, NULL, 0, buf, sizeof buf, &n, NULL), MBR_OK); /* empty payload */
     EXPECT_TRUE(n == frame_len - 5);
 
+    /* ---- writers with options: alignment (SPEC 1.5) ---- */
+    mbr_write_options write = mbr_write_options_default();
+    EXPECT_TRUE(write.align == 1 && write.base == 0 && write.identity_limit == MBR_DEFAULT_IDENTITY_LIMIT);
+    mbr_frame_layout layout;
+    POISON(layout);
+    EXPECT(mbr_frame_plan(NULL, 5, write, &layout, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_plan(&identity, 5, write, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_plan(&zeroed, 5, write, &layout, NULL), MBR_INVALID_STATE);
+    write.align = 3;
+    EXPECT(mbr_frame_plan(&identity, 5, write, &layout, &err), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(strcmp(err.field, "align") == 0);
+    write.align = 64;
+    write.identity_limit = (uint32_t)text_len;
+    EXPECT(mbr_frame_plan(&identity, 5, write, &layout, NULL), MBR_IDENTITY_TOO_LARGE); /* the padding counts */
+    UNTOUCHED(layout);
+    write.identity_limit = MBR_DEFAULT_IDENTITY_LIMIT;
+    write.base = 10;
+    EXPECT(mbr_frame_plan(&identity, 5, write, &layout, NULL), MBR_OK);
+    EXPECT_TRUE((10 + layout.head_len) % 64 == 0 && layout.padding < 64 &&
+                layout.identity_len == text_len + layout.padding && layout.frame_len == 30 + layout.identity_len + 5);
+    n = 12345;
+    EXPECT(mbr_frame_write_head_with(NULL, 5, write, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_write_head_with(&identity, 5, write, NULL, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_write_head_with(&identity, 5, write, buf, sizeof buf, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_write_head_with(&identity, 5, write, buf, layout.head_len - 1, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == layout.head_len && n == 12345);
+    EXPECT(mbr_frame_write_head_with(&identity, 5, write, buf, sizeof buf, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == layout.head_len && buf[14 + text_len] == ' ' && buf[n - 9] == ' ');
+    EXPECT(mbr_frame_encode_with(NULL, payload, 5, write, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode_with(&identity, NULL, 5, write, buf, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode_with(&identity, payload, 5, write, NULL, sizeof buf, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode_with(&identity, payload, 5, write, buf, sizeof buf, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_frame_encode_with(&identity, payload, 5, write, buf, sizeof buf, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == layout.frame_len && mbr_frame_check(buf, n, MBR_LEVEL_TRAILER) == MBR_OK);
+    mbr_frame padded;
+    EXPECT(mbr_frame_parse(buf, n, mbr_read_options_default(), &padded, NULL), MBR_OK);
+    EXPECT_TRUE(padded.padding == layout.padding && padded.payload_offset == layout.head_len);
+    write.align = 0;
+    EXPECT(mbr_frame_encode_with(&identity, payload, 5, write, buf, sizeof buf, &n, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_frame_write_head_with(&identity, 5, write, buf, sizeof buf, &n, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_frame_encode(&identity, payload, 5, buf, sizeof buf, &frame_len, NULL), MBR_OK); /* buf as before */
+    write.align = 64;
+
     /* ---- chunked writer ---- */
     mbr_chunked_writer writer, zeroed_writer;
     memset(&zeroed_writer, 0, sizeof zeroed_writer);
@@ -754,6 +820,18 @@ int main(void) {
     EXPECT(mbr_chunked_writer_begin(&writer, &identity, 5, sink, NULL, NULL), MBR_OK);
     EXPECT(mbr_chunked_writer_finish(&writer, &outcome, &err), MBR_LENGTH_MISMATCH); /* too little */
     EXPECT(mbr_chunked_writer_finish(&writer, &outcome, NULL), MBR_INVALID_STATE);
+    sink_calls = 0;
+    EXPECT(mbr_chunked_writer_begin_with(NULL, &identity, 5, write, sink, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_begin_with(&writer, NULL, 5, write, sink, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_chunked_writer_begin_with(&writer, &identity, 5, write, NULL, NULL, NULL), MBR_NULL_POINTER);
+    write.align = 48;
+    EXPECT(mbr_chunked_writer_begin_with(&writer, &identity, 5, write, sink, NULL, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(sink_calls == 0);
+    write.align = 64;
+    EXPECT(mbr_chunked_writer_begin_with(&writer, &identity, 5, write, sink, NULL, NULL), MBR_OK);
+    EXPECT(mbr_chunked_writer_write(&writer, payload, 5, NULL), MBR_OK);
+    EXPECT(mbr_chunked_writer_finish(&writer, &outcome, NULL), MBR_OK);
+    EXPECT_TRUE(outcome.frame_len == layout.frame_len);
 
     /* ---- stream verifier ---- */
     static uint8_t identity_buf[MBR_DEFAULT_IDENTITY_LIMIT];

@@ -127,6 +127,46 @@
 #define MBR_FRAME_OVERHEAD 30
 
 /**
+ * Element type `uint8_t`: the raw bytes, for every dtype.
+ */
+#define MBR_ELEMENT_U8 0
+
+/**
+ * Element type `int8_t`: dtype `int8`.
+ */
+#define MBR_ELEMENT_I8 1
+
+/**
+ * Element type `uint16_t`: the bits of `float16` and `bfloat16`, or `int16`.
+ */
+#define MBR_ELEMENT_U16 2
+
+/**
+ * Element type `int16_t`: dtype `int16`.
+ */
+#define MBR_ELEMENT_I16 3
+
+/**
+ * Element type `int32_t`: dtype `int32`.
+ */
+#define MBR_ELEMENT_I32 4
+
+/**
+ * Element type `int64_t`: dtype `int64`.
+ */
+#define MBR_ELEMENT_I64 5
+
+/**
+ * Element type `float`: dtype `float32`.
+ */
+#define MBR_ELEMENT_F32 6
+
+/**
+ * Element type `double`: dtype `float64`.
+ */
+#define MBR_ELEMENT_F64 7
+
+/**
  * Bits of the logical counter (the low bits of a packed value).
  */
 #define MBR_HLC_LOGICAL_BITS 16
@@ -993,6 +1033,20 @@ typedef struct mbr_frame {
 } mbr_frame;
 
 /**
+ * A payload viewed as an array of one element type, in place.
+ */
+typedef struct mbr_payload_elements {
+    /**
+     * The first element: the frame's `payload`, aligned for the element type.
+     */
+    const void *data;
+    /**
+     * The number of elements.
+     */
+    size_t count;
+} mbr_payload_elements;
+
+/**
  * A read-only byte range: one frame of a batch.
  */
 typedef struct mbr_bytes {
@@ -1703,6 +1757,27 @@ uint32_t mbr_identity_compat_hash(const struct mbr_identity *identity,
  * The defaults: trailer level, exact mode, 64 KiB identity limit, JSON depth 32.
  */
 struct mbr_read_options mbr_read_options_default(void);
+
+/**
+ * The payload of a parsed frame as an array of `element` (`MBR_ELEMENT_*`), in place:
+ * `*out` gets its address and element count. Refused with `MBR_MISALIGNED` when the
+ * payload's address is not aligned to the element type (write the frame aligned, SPEC
+ * §1.5, and keep its buffer aligned), when its length is not a whole number of
+ * elements, or when the frame's dtype is not one the element type holds (`float`
+ * holds `float32` only; `uint16_t` the bits of `float16`, `bfloat16` and `int16`; the
+ * dtype is not checked for a frame read at the layout level).
+ *
+ * Returns `MBR_OK`, `MBR_MISALIGNED` (detail in `*error`), `MBR_INVALID_ARGUMENT`
+ * (an unknown element), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * `frame` is NULL or points to an `mbr_frame` filled by `mbr_frame_parse`, whose
+ * buffer is alive; `out` and `error` are each NULL or writable.
+ */
+uint32_t mbr_frame_payload_elements(const struct mbr_frame *frame,
+                                    uint32_t element,
+                                    struct mbr_payload_elements *out,
+                                    struct mbr_error *error);
 
 /**
  * Whether the payload of a parsed frame lies at an address that is a multiple of

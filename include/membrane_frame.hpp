@@ -26,6 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#if __cplusplus >= 202002L && __has_include(<span>)
+#include <span>
+#endif
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -100,6 +103,29 @@ struct MutableBytes {
 inline std::string_view status_name(std::uint32_t status) noexcept { return mbr_status_name(status); }
 /// One-line description of a status (static).
 inline std::string_view status_str(std::uint32_t status) noexcept { return mbr_status_str(status); }
+
+/// A read-only run of `T` in place (std::span<const T> where C++20 has it: the two
+/// convert into each other). Does not own what it points to.
+template <class T>
+class Span {
+  public:
+    Span() noexcept = default;
+    Span(const T *data, std::size_t size) noexcept : data_(data), size_(size) {}
+#if defined(__cpp_lib_span)
+    Span(std::span<const T> span) noexcept : data_(span.data()), size_(span.size()) {}
+    operator std::span<const T>() const noexcept { return std::span<const T>(data_, size_); }
+#endif
+    const T *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    const T *begin() const noexcept { return data_; }
+    const T *end() const noexcept { return data_ + size_; }
+    const T &operator[](std::size_t i) const noexcept { return data_[i]; }
+
+  private:
+    const T *data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 /// Why a call failed: the status and, where the call reports them, offset, field and
 /// a one-line message. Plain data (an mbr_error); cheap to copy.
@@ -455,6 +481,20 @@ inline Status check(Bytes frame, std::uint32_t level = MBR_LEVEL_TRAILER) noexce
     return detail::make_status(s, detail::blank());
 }
 
+namespace detail {
+/// The MBR_ELEMENT_* number of an element type a payload can be viewed as.
+template <class T>
+struct element;
+template <> struct element<std::uint8_t> { static constexpr std::uint32_t value = MBR_ELEMENT_U8; };
+template <> struct element<std::int8_t> { static constexpr std::uint32_t value = MBR_ELEMENT_I8; };
+template <> struct element<std::uint16_t> { static constexpr std::uint32_t value = MBR_ELEMENT_U16; };
+template <> struct element<std::int16_t> { static constexpr std::uint32_t value = MBR_ELEMENT_I16; };
+template <> struct element<std::int32_t> { static constexpr std::uint32_t value = MBR_ELEMENT_I32; };
+template <> struct element<std::int64_t> { static constexpr std::uint32_t value = MBR_ELEMENT_I64; };
+template <> struct element<float> { static constexpr std::uint32_t value = MBR_ELEMENT_F32; };
+template <> struct element<double> { static constexpr std::uint32_t value = MBR_ELEMENT_F64; };
+} // namespace detail
+
 /// A frame read in place: every Bytes points into the parsed buffer, which must stay
 /// alive and unchanged while the view is used.
 class FrameView {
@@ -473,6 +513,29 @@ class FrameView {
     Bytes rest() const noexcept { return Bytes(raw_.rest, raw_.rest_len); }
     Bytes trailer() const noexcept { return Bytes(raw_.trailer, 8); }
     std::uint32_t level() const noexcept { return raw_.level; }
+    /// Offset of the payload in the frame, 22 + identity length (SPEC 1.5).
+    std::size_t payload_offset() const noexcept { return raw_.payload_offset; }
+    /// Spaces an aligned writer put after the canonical identity (0 when not canonical
+    /// or at the layout level).
+    std::size_t padding() const noexcept { return raw_.padding; }
+    /// Whether the payload's address is a multiple of `align` (a power of two up to
+    /// 4096; anything else is an error).
+    Result<bool> payload_is_aligned(std::uint32_t align) const {
+        bool aligned = false;
+        std::uint32_t s = mbr_frame_payload_is_aligned(&raw_, align, &aligned);
+        return detail::make(s, detail::blank(), std::move(aligned));
+    }
+    /// The payload in place as an array of T (std::uint16_t for the bits of float16 and
+    /// bfloat16, float for float32, ...): never a copy. MBR_MISALIGNED when the payload's
+    /// address is not aligned to T, its length is not a whole number of T, or the
+    /// frame's dtype is not one T holds.
+    template <class T>
+    Result<Span<T>> payload_as() const {
+        mbr_payload_elements out{};
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_frame_payload_elements(&raw_, detail::element<T>::value, &out, &e);
+        return detail::make(s, e, Span<T>(static_cast<const T *>(out.data), out.count));
+    }
     /// SHA-256 of the payload (trailer level and above).
     std::optional<Bytes> payload_sha256() const noexcept {
         if (!raw_.has_payload_sha256) return std::nullopt;
@@ -492,6 +555,31 @@ class FrameView {
 
 /* ---------------------------------------------------------------------------------- */
 /* Writing frames                                                                     */
+
+/// Writer policy (defaults: no padding, the default identity limit). With align(A),
+/// the payload starts at a multiple of A bytes (a power of two up to 4096) counted from
+/// base() bytes before the frame: where it will lie in its file (SPEC 1.5).
+class WriteOptions {
+  public:
+    WriteOptions() noexcept : raw_(mbr_write_options_default()) {}
+    WriteOptions &align(std::uint32_t align) noexcept { raw_.align = align; return *this; }
+    WriteOptions &base(std::uint64_t base) noexcept { raw_.base = base; return *this; }
+    WriteOptions &identity_limit(std::uint32_t limit) noexcept { raw_.identity_limit = limit; return *this; }
+    const mbr_write_options &c_options() const noexcept { return raw_; }
+
+  private:
+    mbr_write_options raw_;
+};
+
+/// The lengths and padding of the frame for `identity` and `payload_len` payload bytes
+/// written with `options`.
+inline Result<mbr_frame_layout> plan(const Identity &identity, std::uint64_t payload_len,
+                                     const WriteOptions &options) {
+    mbr_frame_layout layout{};
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_frame_plan(identity.c_ptr(), payload_len, options.c_options(), &layout, &e);
+    return detail::make(s, e, std::move(layout));
+}
 
 /// Length of the frame for `identity` and `payload_len` payload bytes.
 inline Result<std::uint64_t> encoded_len(const Identity &identity, std::uint64_t payload_len) {
@@ -526,6 +614,26 @@ inline Result<std::size_t> encode(const Identity &identity, Bytes payload, Mutab
     return detail::make(s, e, std::move(n));
 }
 
+/// write_head with `options` (the head ends with the padding that aligns the payload).
+inline Result<std::size_t> write_head(const Identity &identity, std::uint64_t payload_len, MutableBytes out,
+                                      const WriteOptions &options) {
+    std::size_t n = 0;
+    mbr_error e = detail::blank();
+    std::uint32_t s =
+        mbr_frame_write_head_with(identity.c_ptr(), payload_len, options.c_options(), out.data, out.size, &n, &e);
+    return detail::make(s, e, std::move(n));
+}
+
+/// encode with `options` (alignment, identity limit).
+inline Result<std::size_t> encode(const Identity &identity, Bytes payload, MutableBytes out,
+                                  const WriteOptions &options) {
+    std::size_t n = 0;
+    mbr_error e = detail::blank();
+    std::uint32_t s = mbr_frame_encode_with(identity.c_ptr(), payload.data, payload.size, options.c_options(),
+                                            out.data, out.size, &n, &e);
+    return detail::make(s, e, std::move(n));
+}
+
 /// A whole frame in a new vector (allocates).
 inline Result<std::vector<std::uint8_t>> encode(const Identity &identity, Bytes payload) {
     Result<std::uint64_t> len = encoded_len(identity, payload.size);
@@ -552,6 +660,14 @@ class ChunkedWriter {
         mbr_error e = detail::blank();
         std::uint32_t s =
             mbr_chunked_writer_begin(&raw_, identity.c_ptr(), payload_len, &trampoline<Sink>, &sink, &e);
+        return detail::make_status(s, e);
+    }
+    /// begin with `options` (alignment, identity limit).
+    template <class Sink>
+    Status begin(const Identity &identity, std::uint64_t payload_len, Sink &sink, const WriteOptions &options) {
+        mbr_error e = detail::blank();
+        std::uint32_t s = mbr_chunked_writer_begin_with(&raw_, identity.c_ptr(), payload_len, options.c_options(),
+                                                        &trampoline<Sink>, &sink, &e);
         return detail::make_status(s, e);
     }
     /// Pass the next payload chunk through.
@@ -602,6 +718,10 @@ struct StreamedFrame {
     }
     std::uint64_t payload_len() const noexcept { return raw.payload_len; }
     std::uint64_t frame_len() const noexcept { return raw.frame_len; }
+    /// Offset of the payload in the frame (SPEC 1.5).
+    std::uint64_t payload_offset() const noexcept { return raw.payload_offset; }
+    /// Spaces after a canonical identity (SPEC 1.5).
+    std::size_t padding() const noexcept { return raw.padding; }
 };
 
 /// Verifies a frame that arrives in chunks. Initialised by its constructor (RAII:

@@ -137,7 +137,11 @@ fn every_aligned_vector_is_read_with_its_padding_and_written_byte_for_byte() {
         let identity = frame.identity().unwrap();
         assert_eq!(frame.identity_json().len() as u64, number("identity_json_len"), "{name}");
         assert_eq!(identity.is_canonical(), case["canonical"].as_bool().unwrap(), "{name} canonical");
-        assert_eq!((frame.padding() as u64, identity.padding() as u64), (number("padding"), number("padding")), "{name}");
+        assert_eq!(
+            (frame.padding() as u64, identity.padding() as u64),
+            (number("padding"), number("padding")),
+            "{name}"
+        );
         assert_eq!(frame.payload_offset() as u64, number("payload_offset"), "{name} payload_offset");
         assert_eq!(identity.fingerprint().to_hex().as_str(), case["fingerprint"], "{name} fingerprint");
         assert_eq!(frame.payload().len() as u64, number("payload_len"), "{name}");
@@ -186,7 +190,9 @@ fn every_aligned_vector_is_read_with_its_padding_and_written_byte_for_byte() {
         encoder.write_head_into(&mut head).unwrap();
         assert_eq!(head[..], bytes[..encoder.payload_offset()], "{name}: FrameEncoder head");
         let mut chunked = Vec::new();
-        let mut writer = ChunkedFrameWriter::begin_with(identity, frame.payload().len() as u64, IoSink(&mut chunked), &options).unwrap();
+        let mut writer =
+            ChunkedFrameWriter::begin_with(identity, frame.payload().len() as u64, IoSink(&mut chunked), &options)
+                .unwrap();
         for part in frame.payload().chunks(1000) {
             writer.write_payload(part).unwrap();
         }

@@ -253,14 +253,12 @@ impl BatchChecker {
                 // The lane is freed whatever the reason the file ended.
                 let verdict = batch.finish(lane);
                 let outcome = match (ended, verdict) {
-                    (Ended::AtEnd, Ok(frame)) => {
-                        Outcome::Valid(ValidFrame::new(
-                            frame.payload_len(),
-                            frame.payload_offset(),
-                            frame.identity(),
-                            frame.payload_digest(),
-                        ))
-                    }
+                    (Ended::AtEnd, Ok(frame)) => Outcome::Valid(ValidFrame::new(
+                        frame.payload_len(),
+                        frame.payload_offset(),
+                        frame.identity(),
+                        frame.payload_digest(),
+                    )),
                     (Ended::AtEnd, Err(err)) => Outcome::Invalid(err),
                     (Ended::Early(outcome), _) => outcome,
                     (Ended::Lost, _) => lost_under_map(&file.file, &file.opened, &file.path),

@@ -113,10 +113,8 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
             message: format!("{}: exists; nothing written (--force replaces it)", args.output.display()),
         });
     }
-    let alignment = PayloadAlignment::new(args.align, 0).map_err(|err| Failure {
-        status: EXIT_ERROR,
-        message: format!("--align {}: {}", args.align, err.reason()),
-    })?;
+    let alignment = PayloadAlignment::new(args.align, 0)
+        .map_err(|err| Failure { status: EXIT_ERROR, message: format!("--align {}: {}", args.align, err.reason()) })?;
     let options = WriteOptions::new().aligned(alignment);
     // Set when the payload's digest turns out not to be payload_hash: the temporary file
     // is then thrown away instead of renamed over OUT.

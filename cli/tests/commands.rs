@@ -367,3 +367,68 @@ fn standard_input_works_wherever_a_file_is_read() {
     assert_eq!(status(&output), 2);
     assert!(stderr(&output).contains("cannot both be standard input"), "{}", stderr(&output));
 }
+
+/// Aligned frames (SPEC §1.5, `aligned.jsonl`): `inspect` and `verify --json` report
+/// the padding and the payload offset the original reader recorded, and `pack --align`
+/// writes a vector's exact bytes from its identity and payload.
+#[test]
+fn aligned_vectors_are_inspected_verified_and_packed_byte_for_byte() {
+    let scratch = Scratch::new("aligned");
+    let vectors = vectors_dir();
+    let cases: Vec<Value> = fs::read_to_string(vectors.join("aligned.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut packed = 0;
+    for case in &cases {
+        let name = case["name"].as_str().unwrap();
+        let path = vectors.join(case["file"].as_str().unwrap());
+        let offset = case["payload_offset"].as_u64().unwrap();
+        let (code, report) = inspect_json(&path);
+        assert_eq!((code, &report["code"]), (0, &Value::from("ok")), "{name}");
+        assert_eq!(report["payload_offset"], offset, "{name}");
+        assert_eq!(report["payload_alignment"], 1u64 << offset.trailing_zeros(), "{name}");
+        assert_eq!(report["padding"], case["padding"], "{name}");
+        assert_eq!(report["canonical"], case["canonical"], "{name}");
+        let human = stdout(&run_paths(&["inspect"], &[&path]));
+        let line = format!("{offset} (aligned to {} bytes)", 1u64 << offset.trailing_zeros());
+        assert!(human.contains(&line), "{name}: {line} missing from:\n{human}");
+        if case["padding"].as_u64().unwrap() > 0 {
+            let padded = format!("canonical, {} bytes of padding", case["padding"]);
+            assert!(human.contains(&padded), "{name}: {padded} missing from:\n{human}");
+        }
+        let (records, _) = json_lines(&run_paths(&["verify", "--json", "--level", "full"], &[&path]));
+        assert_eq!((records[0]["payload_offset"].as_u64(), &records[0]["padding"]), (Some(offset), &case["padding"]));
+
+        // pack places frames at the start of their file: the vectors written at base 0.
+        let (Some(align), Some(0)) = (case["align"].as_u64(), case["base"].as_u64()) else { continue };
+        let bytes = fs::read(&path).unwrap();
+        let frame = Frame::parse(&bytes).unwrap();
+        let identity_json = &frame.identity_json()[..frame.identity_json().len() - frame.padding()];
+        let id = scratch.write(&format!("{name}.json"), identity_json);
+        let raw = scratch.write(&format!("{name}.raw"), frame.payload());
+        let out = scratch.path().join(format!("{name}.frame"));
+        let args = ["pack", "--align", &align.to_string(), "--identity"];
+        let output = run_paths(&args, &[&id, Path::new("--payload"), &raw, Path::new("-o"), &out]);
+        assert_eq!(status(&output), 0, "{name}: {}", stderr(&output));
+        assert_eq!(fs::read(&out).unwrap(), bytes, "{name}: pack --align {align}");
+        assert!(stdout(&output).contains(&format!("at offset {offset}")), "{}", stdout(&output));
+        packed += 1;
+    }
+    assert!(packed >= 3, "only {packed} aligned vectors packed");
+    // Alignments that are not powers of two up to a page are usage errors, before any write.
+    let id = scratch.write("id.json", IDENTITY.as_bytes());
+    let raw = scratch.write("raw", b"x");
+    for bad in ["3", "8192", "0", "x"] {
+        let out = scratch.path().join(format!("bad-{bad}.frame"));
+        let output = run_paths(
+            &["pack", "--fill-payload-hash", "--align", bad, "--identity"],
+            &[&id, Path::new("--payload"), &raw, Path::new("-o"), &out],
+        );
+        assert_eq!(status(&output), 2, "--align {bad}");
+        assert!(stderr(&output).contains("--align"), "{}", stderr(&output));
+        assert!(!out.exists());
+    }
+}

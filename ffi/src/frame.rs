@@ -2,15 +2,19 @@
 
 use crate::boundary::{boundary, guard, NO_DETAIL};
 use crate::identity::mbr_identity;
+use crate::object::try_ref;
 use crate::out::Out;
 use crate::slice::input;
 use crate::status::mbr_error;
 use crate::status::{MBR_NO_OFFSET, MBR_OK};
+use core::ffi::c_void;
 use membrane::frame::{
-    verify_batch, Frame, ParseMode, PayloadAlignment, ReadOptions, VerifyLevel, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD, HEADER_LEN,
-    VERIFY_BATCH_GROUP,
+    verify_batch, Frame, ParseMode, PayloadAlignment, ReadOptions, VerifyLevel, DEFAULT_IDENTITY_LIMIT, FRAME_OVERHEAD,
+    HEADER_LEN, VERIFY_BATCH_GROUP,
 };
+use membrane::frame::{view_payload_as, PayloadElement};
 use membrane::json::DEFAULT_MAX_DEPTH;
+use membrane::Dtype;
 use membrane::Error;
 
 /// Level 0: header and lengths are consistent (SPEC §1.2). O(1).
@@ -174,6 +178,89 @@ impl mbr_frame {
             identity: mbr_identity::holding(frame.identity().cloned()),
         }
     }
+}
+
+/// Element type `uint8_t`: the raw bytes, for every dtype.
+pub const MBR_ELEMENT_U8: u32 = 0;
+/// Element type `int8_t`: dtype `int8`.
+pub const MBR_ELEMENT_I8: u32 = 1;
+/// Element type `uint16_t`: the bits of `float16` and `bfloat16`, or `int16`.
+pub const MBR_ELEMENT_U16: u32 = 2;
+/// Element type `int16_t`: dtype `int16`.
+pub const MBR_ELEMENT_I16: u32 = 3;
+/// Element type `int32_t`: dtype `int32`.
+pub const MBR_ELEMENT_I32: u32 = 4;
+/// Element type `int64_t`: dtype `int64`.
+pub const MBR_ELEMENT_I64: u32 = 5;
+/// Element type `float`: dtype `float32`.
+pub const MBR_ELEMENT_F32: u32 = 6;
+/// Element type `double`: dtype `float64`.
+pub const MBR_ELEMENT_F64: u32 = 7;
+
+/// A payload viewed as an array of one element type, in place.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mbr_payload_elements {
+    /// The first element: the frame's `payload`, aligned for the element type.
+    pub data: *const c_void,
+    /// The number of elements.
+    pub count: usize,
+}
+
+/// `(data, count)` of a payload viewed as `T`, checked by the core.
+fn elements_of<T: PayloadElement>(
+    payload: &[u8],
+    offset: usize,
+    dtype: Option<Dtype>,
+) -> Result<mbr_payload_elements, Error> {
+    let view = view_payload_as::<T>(payload, offset, dtype)?;
+    Ok(mbr_payload_elements { data: view.as_ptr().cast(), count: view.len() })
+}
+
+/// The payload of a parsed frame as an array of `element` (`MBR_ELEMENT_*`), in place:
+/// `*out` gets its address and element count. Refused with `MBR_MISALIGNED` when the
+/// payload's address is not aligned to the element type (write the frame aligned, SPEC
+/// §1.5, and keep its buffer aligned), when its length is not a whole number of
+/// elements, or when the frame's dtype is not one the element type holds (`float`
+/// holds `float32` only; `uint16_t` the bits of `float16`, `bfloat16` and `int16`; the
+/// dtype is not checked for a frame read at the layout level).
+///
+/// Returns `MBR_OK`, `MBR_MISALIGNED` (detail in `*error`), `MBR_INVALID_ARGUMENT`
+/// (an unknown element), `MBR_INVALID_STATE` or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `frame` is NULL or points to an `mbr_frame` filled by `mbr_frame_parse`, whose
+/// buffer is alive; `out` and `error` are each NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mbr_frame_payload_elements(
+    frame: *const mbr_frame,
+    element: u32,
+    out: *mut mbr_payload_elements,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        let out = Out::new(out, "out")?;
+        // SAFETY: the caller promises `frame` is NULL or points to an `mbr_frame`.
+        let frame = unsafe { frame.as_ref() }.ok_or(Error::null_pointer("frame"))?;
+        let payload = input(frame.payload, frame.payload_len, "frame")?;
+        let dtype = match frame.has_identity {
+            true => Some(try_ref(&frame.identity)?.dtype()),
+            false => None,
+        };
+        let (view, offset) = (payload, frame.payload_offset);
+        out.write(match element {
+            MBR_ELEMENT_U8 => elements_of::<u8>(view, offset, dtype),
+            MBR_ELEMENT_I8 => elements_of::<i8>(view, offset, dtype),
+            MBR_ELEMENT_U16 => elements_of::<u16>(view, offset, dtype),
+            MBR_ELEMENT_I16 => elements_of::<i16>(view, offset, dtype),
+            MBR_ELEMENT_I32 => elements_of::<i32>(view, offset, dtype),
+            MBR_ELEMENT_I64 => elements_of::<i64>(view, offset, dtype),
+            MBR_ELEMENT_F32 => elements_of::<f32>(view, offset, dtype),
+            MBR_ELEMENT_F64 => elements_of::<f64>(view, offset, dtype),
+            _ => Err(Error::invalid_argument("element", "not an MBR_ELEMENT_* number")),
+        }?);
+        Ok(())
+    })
 }
 
 /// Whether the payload of a parsed frame lies at an address that is a multiple of

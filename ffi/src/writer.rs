@@ -55,7 +55,11 @@ impl mbr_write_options {
 #[no_mangle]
 pub extern "C" fn mbr_write_options_default() -> mbr_write_options {
     let rust = WriteOptions::new();
-    mbr_write_options { align: rust.alignment.align(), identity_limit: rust.identity_limit, base: rust.alignment.base() }
+    mbr_write_options {
+        align: rust.alignment.align(),
+        identity_limit: rust.identity_limit,
+        base: rust.alignment.base(),
+    }
 }
 
 /// The lengths of a frame written with `options`, from `mbr_frame_plan`.

@@ -8,7 +8,8 @@ use crate::buffer::{without_gil, Bytes};
 use crate::errors::OrRaise;
 use crate::identity::Identity;
 use membrane::{
-    encode_frame, Frame, FrameEncoder, ParseMode, ReadOptions, Sha256Digest, StreamStatus, StreamVerifier, VerifyLevel,
+    encode_frame_with, Frame, FrameEncoder, ParseMode, PayloadAlignment, ReadOptions, Sha256Digest, StreamStatus,
+    StreamVerifier, VerifyLevel, WriteOptions,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -103,9 +104,13 @@ pub struct PyFrame {
     payload_len: u64,
     #[pyo3(get)]
     identity_len: u64,
-    /// Offset of the payload in the buffer.
+    /// Offset of the payload in the frame, `22 + identity_len` (SPEC §1.5).
     #[pyo3(get)]
-    payload_offset: Option<u64>,
+    payload_offset: u64,
+    /// Spaces after a canonical identity, put there by an aligned writer (SPEC §1.5);
+    /// 0 when the identity is not canonical or was not read (layout level).
+    #[pyo3(get)]
+    padding: usize,
     #[pyo3(get)]
     level: &'static str,
     trailer: [u8; 8],
@@ -153,7 +158,8 @@ impl PyFrame {
             frame_len: frame.len() as u64,
             payload_len: frame.payload().len() as u64,
             identity_len: frame.identity_json().len() as u64,
-            payload_offset: Some(start as u64),
+            payload_offset: start as u64,
+            padding: frame.padding(),
             level: frame.level().name(),
             trailer: frame.trailer(),
             digest: frame.payload_digest(),
@@ -185,8 +191,8 @@ impl PyFrame {
     /// pays nothing for it.
     #[getter]
     fn payload(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let (Some(source), Some(start)) = (&self.source, self.payload_offset) else { return Ok(None) };
-        let start = usize::try_from(start).map_err(|_| PyValueError::new_err("offset too large"))?;
+        let Some(source) = &self.source else { return Ok(None) };
+        let start = usize::try_from(self.payload_offset).map_err(|_| PyValueError::new_err("offset too large"))?;
         let end = usize::try_from(self.payload_len).map_err(|_| PyValueError::new_err("payload too large"))? + start;
         let payload = view(source.bind(py), start, end)?;
         // A buffer resized since the parse would give a shorter view (slices clamp).
@@ -238,43 +244,60 @@ fn identity_for<'a>(
     }
 }
 
+/// Writer options: the payload at a multiple of `align` bytes, the frame starting at
+/// `base` (SPEC §1.5). A bad `align` is `ValueError`.
+fn write_options(align: u32, base: u64) -> PyResult<WriteOptions> {
+    let alignment = PayloadAlignment::new(align, base)
+        .map_err(|_| PyValueError::new_err(format!("align must be a power of two from 1 to 4096, not {align}")))?;
+    Ok(WriteOptions::new().aligned(alignment))
+}
+
 /// The whole frame as `bytes` (one copy of the payload: into the result). With
-/// `fill_payload_hash=True`, `payload_hash` is set to the payload's SHA-256.
+/// `fill_payload_hash=True`, `payload_hash` is set to the payload's SHA-256. With
+/// `align`, the payload starts at a multiple of `align` bytes counted from `base`
+/// bytes before the frame (SPEC §1.5: the identity is padded with spaces).
 #[pyfunction]
-#[pyo3(signature = (identity, payload, fill_payload_hash = false))]
+#[pyo3(signature = (identity, payload, fill_payload_hash = false, align = 1, base = 0))]
 pub fn canonicalize<'py>(
     py: Python<'py>,
     identity: PyRef<'py, Identity>,
     payload: &Bound<'py, PyAny>,
     fill_payload_hash: bool,
+    align: u32,
+    base: u64,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let options = write_options(align, base)?;
     let bytes = Bytes::of(payload)?;
     let payload = bytes.as_slice();
     let hex = fill_payload_hash.then(|| without_gil(py, payload.len(), || Sha256Digest::of(payload)).to_hex());
     let identity = identity_for(py, &identity, hex.as_ref().map(|hex| hex.as_str()))?;
-    let len = FrameEncoder::new(&identity, payload.len() as u64).or_raise(py)?.frame_len();
+    let len = FrameEncoder::with_options(&identity, payload.len() as u64, &options).or_raise(py)?.frame_len();
     let len = usize::try_from(len).map_err(|_| PyValueError::new_err("frame too large for memory"))?;
     PyBytes::new_with(py, len, |out| {
-        without_gil(py, payload.len(), || encode_frame(&identity, payload, out)).map(|_| ()).or_raise(py)
+        without_gil(py, payload.len(), || encode_frame_with(&identity, payload, out, &options)).map(|_| ()).or_raise(py)
     })
 }
 
 /// `(head, trailer)` of the frame for `payload`: write head, payload and trailer one
 /// after another (`os.writev`, or `write_frame`) and the payload is never copied.
+/// `align` and `base` as for `canonicalize`.
 #[pyfunction]
-#[pyo3(signature = (identity, payload, fill_payload_hash = false))]
+#[pyo3(signature = (identity, payload, fill_payload_hash = false, align = 1, base = 0))]
 pub fn frame_parts<'py>(
     py: Python<'py>,
     identity: PyRef<'py, Identity>,
     payload: &Bound<'py, PyAny>,
     fill_payload_hash: bool,
+    align: u32,
+    base: u64,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let options = write_options(align, base)?;
     let bytes = Bytes::of(payload)?;
     let payload = bytes.as_slice();
     let digest = without_gil(py, payload.len(), || Sha256Digest::of(payload));
     let hex = digest.to_hex();
     let identity = identity_for(py, &identity, fill_payload_hash.then_some(hex.as_str()))?;
-    let encoder = FrameEncoder::new(&identity, payload.len() as u64).or_raise(py)?;
+    let encoder = FrameEncoder::with_options(&identity, payload.len() as u64, &options).or_raise(py)?;
     let head = PyBytes::new_with(py, encoder.head_len(), |out| encoder.write_head_into(out).map(|_| ()).or_raise(py))?;
     Ok((head, PyBytes::new(py, &digest.trailer())))
 }
@@ -380,7 +403,8 @@ impl Stream {
             frame_len: frame.frame_len(),
             payload_len: frame.payload_len(),
             identity_len: frame.identity_len(),
-            payload_offset: None,
+            payload_offset: frame.payload_offset(),
+            padding: frame.padding(),
             level: frame.level().name(),
             trailer: frame.trailer(),
             digest: frame.payload_digest(),

@@ -321,3 +321,43 @@ def test_the_identity_reads_the_same_from_every_kind_of_buffer():
     mutable[14:24] = b"X" * 10
     assert frame.identity.to_dict() == expected
     assert frame.identity.fingerprint() == mf.Frame.parse(data).identity.fingerprint()
+
+
+def test_an_aligned_payload_is_viewed_in_place_by_numpy_and_memoryview(tmp_path):
+    """SPEC §1.5: a page-aligned frame, mapped, gives a float16 array and a cast
+    memoryview that share the mapping's memory, at an address aligned to the page."""
+    kv = np.arange(4096, dtype=np.float16)
+    path = tmp_path / "aligned.frame"
+    path.write_bytes(mf.canonicalize(identity(), kv, fill_payload_hash=True, align=4096))
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        frame = mf.Frame.parse(mapped, level="full")
+        assert frame.payload_offset == 4096 and frame.padding > 0
+        array = np.frombuffer(frame.payload, dtype=np.float16)
+        assert array.flags.aligned and array.ctypes.data % 4096 == 0
+        assert np.shares_memory(array, np.frombuffer(mapped, dtype=np.uint8))
+        assert np.array_equal(array, kv)
+        # memoryview.cast has no half-float format: the bits, as float16 payloads are.
+        bits = frame.payload.cast("H")
+        assert bits[4095] == int(kv.view(np.uint16)[4095])
+        bits.release()
+        del array, frame
+
+
+def test_writers_align_the_payload_from_the_files_position(tmp_path):
+    payload = np.arange(1000, dtype=np.uint16)
+    path = tmp_path / "log.frames"
+    with open(path, "wb") as handle:
+        for _ in range(3):
+            mf.write_frame(handle, identity(), payload, fill_payload_hash=True, align=64)
+    data = path.read_bytes()
+    rest, starts = data, []
+    while rest:
+        frame = mf.Frame.parse(rest, level="full", prefix=True)
+        starts.append(len(data) - len(rest) + frame.payload_offset)
+        rest = rest[frame.frame_len :]
+    assert len(starts) == 3 and all(start % 64 == 0 for start in starts), starts
+    # An explicit base, and alignments that are not powers of two up to a page.
+    assert mf.Frame.parse(mf.canonicalize(identity(), payload, align=64, base=10)).payload_offset % 64 == 54
+    for bad in (0, 3, 8192):
+        with pytest.raises(ValueError):
+            mf.canonicalize(identity(), payload, align=bad)

@@ -143,3 +143,32 @@ def test_verify_files_gives_every_file_the_one_frame_verdict(tmp_path, level):
                 want_offset = err.offset
             assert seen[path] == (want, want_offset), path
     assert sum(code == "ok" for code, _ in seen.values()) > 40
+
+
+ALIGNED = load("aligned.jsonl")
+
+
+@pytest.mark.parametrize("case", ALIGNED, ids=[c["name"] for c in ALIGNED])
+def test_aligned_vectors(case):
+    """SPEC §1.5: padding and payload offset as the original reader recorded them, and
+    the writers asked for a vector's alignment and base write its exact bytes."""
+    data = frame_bytes(case)
+    assert mf.check_frame(data) == case["expect"]
+    assert mf.check_frame(data, level="full") == case["expect_full"]
+    frame = mf.Frame.parse(data, level="full")
+    assert (frame.padding, frame.payload_offset) == (case["padding"], case["payload_offset"])
+    assert frame.identity_len == case["identity_json_len"]
+    assert frame.identity.is_canonical == case["canonical"]
+    assert frame.identity.fingerprint() == case["fingerprint"]
+    assert hashlib.sha256(frame.payload).hexdigest() == case["payload_sha256"]
+    stream = mf.StreamVerifier(level="full")
+    stream.feed(data)
+    streamed = stream.finish()
+    assert (streamed.padding, streamed.payload_offset) == (case["padding"], case["payload_offset"])
+    if "align" not in case:
+        return
+    align, base = case["align"], case["base"]
+    assert mf.canonicalize(frame.identity, frame.payload, align=align, base=base) == data
+    head, trailer = mf.frame_parts(frame.identity, frame.payload, align=align, base=base)
+    assert len(head) == case["payload_offset"]
+    assert head + bytes(frame.payload) + trailer == data

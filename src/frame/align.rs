@@ -48,8 +48,9 @@ impl PayloadAlignment {
     /// `invalid_argument` (field `align`). `base` is any offset.
     pub const fn new(align: u32, base: u64) -> Result<PayloadAlignment, Error> {
         if !align.is_power_of_two() || align > MAX_PAYLOAD_ALIGN {
-            return Err(Error::new(ErrorCode::InvalidArgument, "align must be a power of two from 1 to 4096")
-                .in_field("align"));
+            return Err(
+                Error::new(ErrorCode::InvalidArgument, "align must be a power of two from 1 to 4096").in_field("align")
+            );
         }
         Ok(PayloadAlignment { align, base })
     }

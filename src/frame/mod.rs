@@ -24,8 +24,10 @@ pub(crate) use reader::verify_as_v5;
 pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};
 pub use stream::{StreamStatus, StreamVerifier, StreamedFrame};
 pub use stream_batch::StreamBatch;
-pub use typed::PayloadElement;
-pub use writer::{encode_frame, encode_frame_with, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError, WriteOptions};
+pub use typed::{view_payload_as, PayloadElement};
+pub use writer::{
+    encode_frame, encode_frame_with, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError, WriteOptions,
+};
 
 /// A small valid frame (payload `hello`) for documentation examples and tests.
 #[cfg(any(test, feature = "std"))]

@@ -509,7 +509,11 @@ impl<'a> Frame<'a> {
     /// # Ok::<(), membrane_frame::Error>(())
     /// ```
     pub fn payload_as<T: super::PayloadElement>(&self) -> Result<&'a [T], Error> {
-        super::typed::view_as(self.payload, self.payload_offset(), self.identity.as_ref().map(PayloadIdentity::dtype))
+        super::typed::view_payload_as(
+            self.payload,
+            self.payload_offset(),
+            self.identity.as_ref().map(PayloadIdentity::dtype),
+        )
     }
 
     /// The payload, in place.

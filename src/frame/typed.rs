@@ -62,8 +62,10 @@ elements! {
 }
 
 /// `payload` (at `payload_offset` in its frame) as a slice of `T`, or `misaligned`
-/// naming the reason. `dtype` is the frame's, when its identity was read.
-pub(crate) fn view_as<T: PayloadElement>(
+/// naming the reason. `dtype` is the frame's, when its identity was read. What
+/// [`Frame::payload_as`](super::Frame::payload_as) does, for callers that hold the
+/// payload apart from its `Frame` (the C ABI's view).
+pub fn view_payload_as<T: PayloadElement>(
     payload: &[u8],
     payload_offset: usize,
     dtype: Option<Dtype>,
@@ -94,21 +96,21 @@ mod tests {
         struct Aligned([u8; 24]);
         let storage = Aligned(core::array::from_fn(|i| i as u8));
         let bytes = &storage.0[..];
-        let view = view_as::<u16>(bytes, 0, Some(Dtype::Float16)).unwrap();
+        let view = view_payload_as::<u16>(bytes, 0, Some(Dtype::Float16)).unwrap();
         assert_eq!((view.len(), view.as_ptr().cast::<u8>()), (12, bytes.as_ptr()));
         assert_eq!(view[1], u16::from_ne_bytes([2, 3]));
         let reason = |result: Result<&[u16], Error>| result.unwrap_err().reason();
-        assert!(reason(view_as::<u16>(&bytes[1..23], 7, None)).contains("address"));
-        assert!(reason(view_as::<u16>(&bytes[..23], 0, None)).contains("whole number"));
-        assert!(reason(view_as::<u16>(bytes, 0, Some(Dtype::Float32))).contains("dtype"));
-        let err = view_as::<f32>(&bytes[2..22], 300, None).unwrap_err();
+        assert!(reason(view_payload_as::<u16>(&bytes[1..23], 7, None)).contains("address"));
+        assert!(reason(view_payload_as::<u16>(&bytes[..23], 0, None)).contains("whole number"));
+        assert!(reason(view_payload_as::<u16>(bytes, 0, Some(Dtype::Float32))).contains("dtype"));
+        let err = view_payload_as::<f32>(&bytes[2..22], 300, None).unwrap_err();
         assert_eq!((err.code(), err.offset(), err.field()), (ErrorCode::Misaligned, Some(300), Some("payload")));
         // Little-endian types have alignment 1: any address, and the same values on
         // every host.
-        let le = view_as::<U16<LE>>(&bytes[1..23], 0, Some(Dtype::Bfloat16)).unwrap();
+        let le = view_payload_as::<U16<LE>>(&bytes[1..23], 0, Some(Dtype::Bfloat16)).unwrap();
         assert_eq!(le[0].get(), u16::from_le_bytes([1, 2]));
-        assert_eq!(view_as::<u8>(&bytes[1..4], 0, Some(Dtype::Nf4)).unwrap(), &[1, 2, 3]);
-        assert!(view_as::<i8>(bytes, 0, Some(Dtype::Uint8)).is_err());
+        assert_eq!(view_payload_as::<u8>(&bytes[1..4], 0, Some(Dtype::Nf4)).unwrap(), &[1, 2, 3]);
+        assert!(view_payload_as::<i8>(bytes, 0, Some(Dtype::Uint8)).is_err());
     }
 
     #[test]

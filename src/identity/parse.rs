@@ -238,7 +238,7 @@ impl<'a> Fields<'a> {
         Ok(PayloadIdentity {
             source: Some(source),
             source_is_canonical: false,
-        padding: 0,
+            padding: 0,
             payload_hash,
             payload_hash_offset: Some(payload_hash_offset.saturating_sub(base)),
             model_id: need(self.model_id, "model_id")?,

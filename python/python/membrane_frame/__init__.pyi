@@ -86,7 +86,8 @@ class Frame:
     frame_len: int
     payload_len: int
     identity_len: int
-    payload_offset: Optional[int]
+    payload_offset: int
+    padding: int
     level: str
     @property
     def trailer(self) -> bytes: ...
@@ -150,9 +151,20 @@ class VerifyFiles(Iterator[Tuple[str, str, Optional[int]]]):
 
 def check_frame(buf: Buffer, level: Level = "trailer") -> str: ...
 def parse_canonical(buf: Buffer) -> Tuple[PayloadIdentity, memoryview]: ...
-def canonicalize(identity: PayloadIdentity, payload: Buffer, fill_payload_hash: bool = False) -> bytes: ...
-def frame_parts(identity: PayloadIdentity, payload: Buffer, fill_payload_hash: bool = False) -> Tuple[bytes, bytes]: ...
-def write_frame(dest: Union[int, BinaryIO], identity: PayloadIdentity, payload: Buffer, fill_payload_hash: bool = False) -> int: ...
+def canonicalize(
+    identity: PayloadIdentity, payload: Buffer, fill_payload_hash: bool = False, align: int = 1, base: int = 0
+) -> bytes: ...
+def frame_parts(
+    identity: PayloadIdentity, payload: Buffer, fill_payload_hash: bool = False, align: int = 1, base: int = 0
+) -> Tuple[bytes, bytes]: ...
+def write_frame(
+    dest: Union[int, BinaryIO],
+    identity: PayloadIdentity,
+    payload: Buffer,
+    fill_payload_hash: bool = False,
+    align: int = 1,
+    base: Optional[int] = None,
+) -> int: ...
 def check_envelope(text: Union[str, Buffer]) -> str: ...
 def fingerprint_compat(
     model_id: str,
