@@ -88,6 +88,13 @@ run_programs() {
     step "$label: stream_verify through a pipe, 7-byte reads" through_pipe "$frame" "$@" "$dir/stream_verify" 7
     step "$label: stream_verify rejects a damaged copy" \
         expect 2 trailer_mismatch through_pipe "$damaged" "$@" "$dir/stream_verify" 3
+    aligned=$RUN/$label-aligned.bin
+    step "$label: emit_frame writes a page-aligned frame (align 4096)" "$@" "$dir/emit_frame" "$aligned" 24 4096
+    step "$label: odirect_read verifies it, reading the payload with O_DIRECT where the filesystem allows" \
+        expect 0 "ok: payload" "$@" "$dir/odirect_read" "$aligned" 64
+    step "$label: odirect_read falls back to the page cache for an unaligned frame, and says why" \
+        expect 0 "does not start on a 4096-byte boundary" "$@" "$dir/odirect_read" "$frame"
+    step "$label: odirect_read rejects a damaged copy" expect 1 trailer_mismatch "$@" "$dir/odirect_read" "$damaged"
     step "$label: kv_engine exports and re-imports a KV block" "$@" "$dir/kv_engine"
     step "$label: test_aligned (payload_as over a mapped page-aligned frame, refused where misaligned)" \
         "$@" "$dir/test_aligned" "$RUN"

@@ -1,9 +1,12 @@
 /*
  * emit_frame: write a tensor buffer (a float16 KV block) to a file as one Membrane v5
  * frame with a single writev(2): the head the library builds, the tensor bytes in
- * place, the 8-byte trailer. The payload is never copied.
+ * place, the 8-byte trailer. The payload is never copied. With ALIGN (a power of two
+ * up to 4096), the payload starts at a multiple of ALIGN bytes in the file (SPEC 1.5:
+ * the head ends with the padding that puts it there): 4096 lets O_DIRECT and
+ * GPUDirect Storage read it in place (odirect_read.c).
  *
- *   usage: emit_frame OUT.bin [TOKENS]
+ *   usage: emit_frame OUT.bin [TOKENS [ALIGN]]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -43,7 +46,7 @@ static int writev_all(int fd, struct iovec *iov, int count) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.bin [TOKENS]\n", argv[0]);
+        fprintf(stderr, "usage: %s OUT.bin [TOKENS [ALIGN]]\n", argv[0]);
         return 64;
     }
     long tokens = argc > 2 ? strtol(argv[2], NULL, 10) : 16;
@@ -79,15 +82,18 @@ int main(int argc, char **argv) {
     };
     mbr_identity identity;
     mbr_error err;
+    mbr_write_options options = mbr_write_options_default();
+    options.align = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 1;
     if (st == MBR_OK) st = mbr_identity_build(&values, &identity, &err);
-    size_t head_len = 0;
-    if (st == MBR_OK) st = mbr_frame_head_len(&identity, payload_len, &head_len, &err);
-    uint8_t *head = st == MBR_OK ? malloc(head_len) : NULL;
+    /* The lengths first (an align that is no power of two up to 4096 fails here). */
+    mbr_frame_layout layout;
+    if (st == MBR_OK) st = mbr_frame_plan(&identity, payload_len, options, &layout, &err);
+    uint8_t *head = st == MBR_OK ? malloc(layout.head_len) : NULL;
     size_t written = 0;
     if (st == MBR_OK && head == NULL) st = MBR_BUFFER_TOO_SMALL;
-    if (st == MBR_OK) st = mbr_frame_write_head(&identity, payload_len, head, head_len, &written, &err);
-    uint64_t frame_len = 0;
-    if (st == MBR_OK) st = mbr_frame_encoded_len(&identity, payload_len, &frame_len, &err);
+    if (st == MBR_OK)
+        st = mbr_frame_write_head_with(&identity, payload_len, options, head, layout.head_len, &written, &err);
+    uint64_t frame_len = st == MBR_OK ? layout.frame_len : 0;
     if (st != MBR_OK) {
         fprintf(stderr, "emit_frame: %s: %s\n", mbr_status_name(st), err.message);
         free(head);
@@ -117,8 +123,8 @@ int main(int argc, char **argv) {
     mbr_digest fingerprint;
     mbr_identity_fingerprint(&identity, &fingerprint);
     if (!failed) {
-        printf("emit_frame: wrote %llu bytes to %s (head %zu + payload %zu + trailer 8)\n",
-               (unsigned long long)frame_len, argv[1], written, payload_len);
+        printf("emit_frame: wrote %llu bytes to %s (head %zu, %u of them padding, + payload %zu + trailer 8)\n",
+               (unsigned long long)frame_len, argv[1], written, layout.padding, payload_len);
         printf("emit_frame: fingerprint %s\n", fingerprint.hex);
     }
     free(head);
