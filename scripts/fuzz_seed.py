@@ -36,7 +36,7 @@ def add(target, data):
     seeds.setdefault(target, set()).add(bytes(data))
 
 
-frames = [read(case["file"]) for case in lines("frames.jsonl")]
+frames = [read(case["file"]) for case in lines("frames.jsonl") + lines("aligned.jsonl")]
 frames += [read(case["input"]) for case in lines("migration_frames.jsonl")]
 frames += [read(case["expected_v5"]) for case in lines("migration_frames.jsonl")]
 for i, frame in enumerate(frames):

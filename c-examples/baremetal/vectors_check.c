@@ -1,9 +1,12 @@
 /*
  * The C library on bare metal (thumbv7em-none-eabihf, no_std, no allocation), run
  * under QEMU (mps2-an386, Cortex-M4F) with semihosting, which gives it the host's
- * files and console: every case of frames.jsonl gives its expected code at the trailer
- * and the full level, from the one-shot reader and from the streaming verifier fed in
- * 7-byte chunks; then a frame is written with the chunked writer and read back.
+ * files and console: every case of frames.jsonl and aligned.jsonl gives its expected
+ * code at the trailer and the full level, from the one-shot reader and from the
+ * streaming verifier fed in 7-byte chunks; the aligned frames report their padding and
+ * payload offset, and are written again byte for byte from their identity and payload
+ * with their alignment (SPEC 1.5); then a frame is written with the chunked writer and
+ * read back.
  *
  * VECTORS_DIR is compiled in (the Makefile passes $MEMBRANE_VECTORS).
  * Last line: "baremetal: N passed, M failed".
@@ -45,6 +48,17 @@ static int field(const char *json, const char *key, char *out, size_t cap) {
     return 0;
 }
 
+/* The non-negative integer value of "key" in a flat JSON line; -1 when absent. */
+static long number(const char *json, const char *key) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+    const char *start = strstr(json, pattern);
+    if (start == NULL) return -1;
+    long value = 0;
+    for (start += strlen(pattern); *start >= '0' && *start <= '9'; start++) value = value * 10 + (*start - '0');
+    return value;
+}
+
 static long read_file(const char *path, uint8_t *buf, size_t cap) {
     FILE *file = fopen(path, "rb");
     if (file == NULL) return -1;
@@ -70,17 +84,44 @@ static uint32_t streamed(const uint8_t *buf, size_t len, uint32_t level) {
     return mbr_stream_verifier_finish(&verifier, &verdict, NULL);
 }
 
-static void vectors(void) {
-    FILE *list = fopen(VECTORS_DIR "/frames.jsonl", "r");
+static uint8_t rewritten[sizeof frame];
+
+/* An aligned vector: padding and payload offset as recorded, and the writer asked for
+ * its alignment and base writes its bytes. */
+static void aligned(const char *name, const char *json, size_t len) {
+    mbr_read_options options = mbr_read_options_default();
+    mbr_frame view;
+    if (mbr_frame_parse(frame, len, options, &view, NULL) != MBR_OK) return; /* judged above */
+    check((long)view.padding == number(json, "padding"), name, "padding", "another count", "the vector's");
+    check((long)view.payload_offset == number(json, "payload_offset"), name, "payload_offset", "another offset",
+          "the vector's");
+    long align = number(json, "align");
+    if (align < 0) return;
+    mbr_write_options write = mbr_write_options_default();
+    write.align = (uint32_t)align;
+    write.base = (uint64_t)number(json, "base");
+    size_t n = 0;
+    uint32_t status = mbr_frame_encode_with(&view.identity, view.payload, view.payload_len, write, rewritten,
+                                            sizeof rewritten, &n, NULL);
+    check(status == MBR_OK && n == len && memcmp(rewritten, frame, len) == 0, name, "mbr_frame_encode_with",
+          mbr_status_name(status), "the vector's bytes");
+}
+
+static void vectors(const char *list_name) {
+    char list_path[256];
+    snprintf(list_path, sizeof list_path, "%s/%s", VECTORS_DIR, list_name);
+    int is_aligned = strcmp(list_name, "aligned.jsonl") == 0;
+    int count = 0;
+    FILE *list = fopen(list_path, "r");
     if (list == NULL) {
-        check(0, "frames.jsonl", "open", "nothing", VECTORS_DIR "/frames.jsonl");
+        check(0, list_name, "open", "nothing", list_path);
         return;
     }
     while (fgets(line, sizeof line, list) != NULL) {
         char name[128], file[256], expect[64], expect_full[64], path[512];
         if (field(line, "name", name, sizeof name) || field(line, "file", file, sizeof file) ||
             field(line, "expect", expect, sizeof expect) || field(line, "expect_full", expect_full, sizeof expect_full)) {
-            check(0, "frames.jsonl", "a line", line, "name, file, expect, expect_full");
+            check(0, list_name, "a line", line, "name, file, expect, expect_full");
             continue;
         }
         snprintf(path, sizeof path, "%s/%s", VECTORS_DIR, file);
@@ -95,8 +136,11 @@ static void vectors(void) {
         check(strcmp(full, expect_full) == 0, name, "full level", full, expect_full);
         const char *stream = mbr_status_name(streamed(frame, (size_t)len, MBR_LEVEL_FULL));
         check(strcmp(stream, expect_full) == 0, name, "streamed, full level", stream, expect_full);
+        if (is_aligned) aligned(name, line, (size_t)len);
+        count++;
     }
     fclose(list);
+    check(count > 0, list_name, "cases", "none", "at least one");
 }
 
 static uint8_t written[4096];
@@ -141,7 +185,8 @@ static void write_and_read_back(void) {
 int main(void) {
     printf("baremetal: %s (C ABI %u) on a Cortex-M4F, vectors from %s\n", mbr_version(),
            (unsigned)mbr_abi_version(), VECTORS_DIR);
-    vectors();
+    vectors("frames.jsonl");
+    vectors("aligned.jsonl");
     write_and_read_back();
     printf("baremetal: %d passed, %d failed\n", passes, failures);
     return failures == 0 ? 0 : 1;

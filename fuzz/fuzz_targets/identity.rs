@@ -3,7 +3,7 @@
 //! field, source and offsets, by `Debug`); whatever parses re-serialises
 //! canonically, the canonical text parses to the same values with the same fingerprint,
 //! and the reader's "stored text is canonical" flag is true exactly when the text is the
-//! canonical form.
+//! canonical form followed by zero or more spaces, which it reports as the padding.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
     if let Some(fast) = identity_fast(data, Limits::default()) {
         let general = identity_general(data, Limits::default()).expect("the general reader accepts it too");
         assert_eq!(fast.is_canonical(), general.is_canonical());
+        assert_eq!(fast.padding(), general.padding());
         assert_eq!(fast, general);
     }
     if let Some(fast) = identity_any_spelling(data, Limits::default()) {
@@ -25,7 +26,12 @@ fuzz_target!(|data: &[u8]| {
     let mut canonical = vec![0u8; identity.canonical_len()];
     let written = identity.write_canonical_into(&mut canonical).expect("canonical_len is enough");
     assert_eq!(written, canonical.len());
-    assert_eq!(identity.is_canonical(), canonical == data, "canonical flag");
+    // Canonical: the canonical form followed by nothing but spaces, which are its
+    // padding (SPEC §1.5).
+    let unpadded_len = data.len() - data.iter().rev().take_while(|&&b| b == b' ').count();
+    let canonical_text = canonical[..] == data[..unpadded_len];
+    assert_eq!(identity.is_canonical(), canonical_text, "canonical flag");
+    assert_eq!(identity.padding(), if canonical_text { data.len() - unpadded_len } else { 0 }, "padding");
     let again = PayloadIdentity::parse(&canonical).expect("canonical form re-reads");
     assert!(again.is_canonical());
     assert_eq!(again.fingerprint(), identity.fingerprint());

@@ -1,13 +1,14 @@
 //! Writer → reader: any identity the builder accepts, with any payload, is written by
 //! every writer (one buffer, head + trailer for writev, chunked) to the same bytes, and
-//! the reader accepts them at the full level with the same identity and payload.
+//! the reader accepts them at the full level with the same identity and payload; written
+//! aligned, it carries the fewest spaces that place the payload, and reads back the same.
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use membrane_frame::{
-    encode_frame, ChunkedFrameWriter, Dtype, Frame, FrameEncoder, IdentityValues, InclusiveRange, ReadOptions,
-    Sha256Digest, SliceSink, VerifyLevel,
+    encode_frame, encode_frame_with, ChunkedFrameWriter, Dtype, Frame, FrameEncoder, IdentityValues, InclusiveRange,
+    PayloadAlignment, ReadOptions, Sha256Digest, SliceSink, VerifyLevel, WriteOptions,
 };
 
 fn range(u: &mut Unstructured<'_>) -> Result<InclusiveRange> {
@@ -78,6 +79,30 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     assert_eq!(read.shape(), identity.shape());
     assert_eq!((read.layer_range(), read.head_range(), read.token_span()), (layer, head, span));
     assert!(read.model_id().eq_str(strings[0]) && read.tokenizer_revision().eq_str(strings[3]));
+
+    // Aligned (SPEC §1.5): the payload where asked, with the fewest spaces; without them
+    // the frame above; read back canonical, its padding reported, the same fingerprint.
+    let alignment = PayloadAlignment::new(1 << u.int_in_range(0..=12u32)?, u.arbitrary()?).expect("a power of two");
+    let options = WriteOptions::new().aligned(alignment);
+    let Ok(aligned_encoder) = FrameEncoder::with_options(&identity, payload.len() as u64, &options) else {
+        return Ok(());
+    };
+    let mut aligned = vec![0u8; aligned_encoder.frame_len() as usize];
+    assert_eq!(encode_frame_with(&identity, payload, &mut aligned, &options), Ok(aligned.len()));
+    let padding = aligned.len() - one.len();
+    let offset = aligned_encoder.payload_offset() as u64;
+    assert_eq!(alignment.base().wrapping_add(offset) % u64::from(alignment.align()), 0);
+    assert!(padding < alignment.align() as usize);
+    let canonical_end = encoder.head_len() - 8;
+    assert_eq!(aligned[canonical_end..][..padding], vec![b' '; padding][..]);
+    assert_eq!(aligned[..10], one[..10]);
+    assert_eq!(aligned[14..canonical_end], one[14..canonical_end]);
+    assert_eq!(aligned[canonical_end + padding..], one[canonical_end..]);
+    let read = Frame::parse(&aligned).expect("an aligned frame is read back");
+    let identity_read = read.identity().expect("identity at trailer level");
+    assert!(identity_read.is_canonical());
+    assert_eq!((read.padding(), read.payload_offset() as u64), (padding, offset));
+    assert_eq!(identity_read.fingerprint(), identity.fingerprint());
     Ok(())
 }
 
