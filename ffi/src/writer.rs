@@ -12,7 +12,7 @@ use crate::status::mbr_error;
 use core::ffi::{c_int, c_void};
 use core::mem::MaybeUninit;
 use membrane::frame::MAX_PAYLOAD_ALIGN;
-use membrane::{encode_frame, encode_frame_with, ByteSink, ChunkedFrameWriter, Error, FrameEncoder, WriteError};
+use membrane::{encode_frame_with, ByteSink, ChunkedFrameWriter, Error, FrameEncoder, WriteError};
 use membrane::{PayloadAlignment, WriteOptions};
 
 /// Plan an unpadded frame for `*identity` and `payload_len` bytes of payload. Contract
@@ -171,7 +171,10 @@ pub unsafe extern "C" fn mbr_frame_write_head(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    write_out(buf, capacity, out_len, error, |buf| plan(identity, payload_len)?.write_head_into(buf))
+    // SAFETY: the same contract, passed on.
+    unsafe {
+        mbr_frame_write_head_with(identity, payload_len, mbr_write_options_default(), buf, capacity, out_len, error)
+    }
 }
 
 /// `mbr_frame_write_head` as `options` say (alignment, identity limit): the head ends
@@ -215,10 +218,19 @@ pub unsafe extern "C" fn mbr_frame_encode(
     out_len: *mut usize,
     error: *mut mbr_error,
 ) -> u32 {
-    write_out(buf, capacity, out_len, error, |buf| {
-        let identity = try_ref(identity)?;
-        encode_frame(identity, input(payload, payload_len, "payload")?, buf)
-    })
+    // SAFETY: the same contract, passed on.
+    unsafe {
+        mbr_frame_encode_with(
+            identity,
+            payload,
+            payload_len,
+            mbr_write_options_default(),
+            buf,
+            capacity,
+            out_len,
+            error,
+        )
+    }
 }
 
 /// `mbr_frame_encode` as `options` say (alignment, identity limit).
@@ -326,13 +338,18 @@ pub unsafe extern "C" fn mbr_chunked_writer_begin(
     userdata: *mut c_void,
     error: *mut mbr_error,
 ) -> u32 {
-    boundary(error, || {
-        let writer = Out::new(writer, "writer")?;
-        let callback = callback.ok_or(Error::null_pointer("callback"))?;
-        let sink = CallbackSink { callback, userdata };
-        store(writer, ChunkedFrameWriter::begin(try_ref(identity)?, payload_len, sink).map_err(sink_error)?);
-        Ok(())
-    })
+    // SAFETY: the same contract, passed on.
+    unsafe {
+        mbr_chunked_writer_begin_with(
+            writer,
+            identity,
+            payload_len,
+            mbr_write_options_default(),
+            callback,
+            userdata,
+            error,
+        )
+    }
 }
 
 /// `mbr_chunked_writer_begin` as `options` say (alignment, identity limit).

@@ -196,7 +196,8 @@ impl Identity {
         PyBytes::new(py, &self.json)
     }
 
-    /// Whether the stored text is the canonical form.
+    /// Whether the stored text is the canonical form (followed by nothing but the
+    /// spaces of an aligned frame's padding, SPEC §1.5).
     #[getter]
     fn is_canonical(&self, py: Python<'_>) -> PyResult<bool> {
         Ok(self.parsed(py)?.is_canonical())

@@ -107,6 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "25 000 texts; the identity parse tests run it on padded texts under Miri")]
     fn trailing_spaces_counts_the_run_at_the_end_at_every_length_and_position() {
         for len in 0..100 {
             for run in 0..=len {
@@ -124,6 +125,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "a search of up to 4096 candidates per case: arithmetic only, nothing for Miri")]
     fn padding_is_the_fewest_spaces_that_align_the_payload() {
         for align in (0..=12).map(|shift| 1u32 << shift) {
             for base in [0u64, 1, 100, 4095, u64::MAX - 5, u64::MAX] {
@@ -132,7 +134,8 @@ mod tests {
                     let padding = placement.padding_for(canonical_len);
                     let fewest = (0..align)
                         .find(|n| {
-                            (base as u128 + 22 + u128::from(canonical_len) + u128::from(*n)) % u128::from(align) == 0
+                            (base as u128 + 22 + u128::from(canonical_len) + u128::from(*n))
+                                .is_multiple_of(u128::from(align))
                         })
                         .unwrap();
                     assert_eq!(padding, fewest, "A {align} B {base} L {canonical_len}");
@@ -143,7 +146,9 @@ mod tests {
 
     #[test]
     fn only_powers_of_two_up_to_a_page_are_alignments() {
-        for align in 0..=8192u32 {
+        let boundaries = [0, 1, 2, 3, 64, 100, 4095, 4096, 4097, 8192];
+        let candidates: std::vec::Vec<u32> = if cfg!(miri) { boundaries.to_vec() } else { (0..=8192).collect() };
+        for align in candidates {
             let ok = align.is_power_of_two() && align <= 4096;
             assert_eq!(PayloadAlignment::new(align, 0).is_ok(), ok, "{align}");
         }

@@ -74,10 +74,10 @@ pub fn view_payload_as<T: PayloadElement>(
     if dtype.is_some_and(|dtype| !T::holds(dtype)) {
         return refuse("the frame's dtype is not this element type's");
     }
-    if payload.len() % size_of::<T>() != 0 {
+    if !payload.len().is_multiple_of(size_of::<T>()) {
         return refuse("the payload length is not a whole number of elements");
     }
-    if payload.as_ptr().addr() % align_of::<T>() != 0 {
+    if !payload.as_ptr().addr().is_multiple_of(align_of::<T>()) {
         return refuse("the payload's address is not aligned to the element type");
     }
     match <[T]>::ref_from_bytes(payload) {

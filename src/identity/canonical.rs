@@ -187,8 +187,9 @@ impl PayloadIdentity<'_> {
 
     /// SHA-256 of the canonical serialisation. When parsing proved the stored text
     /// canonical (the spelling every writer uses), the text without its padding is
-    /// hashed in one pass as it stands; otherwise the serialisation streams into the hasher (no comparison first:
-    /// that would cost more than it saves). Either way nothing is allocated.
+    /// hashed in one pass as it stands; otherwise the serialisation streams into the
+    /// hasher (no comparison first: that would cost more than it saves). Either way
+    /// nothing is allocated.
     ///
     /// ```
     /// # use membrane_frame::PayloadIdentity;

@@ -544,11 +544,16 @@ mod fast_path_tests {
         if let Some(fast) = &fast {
             let general = parse_general(text, limits);
             assert_eq!(Ok(fast), general.as_ref(), "{}", String::from_utf8_lossy(text));
-            let general = general.unwrap();
-            // The padding the fast path counted is what the general reader's text shows.
-            assert_eq!(fast.padding(), general.padding(), "{}", String::from_utf8_lossy(text));
-            assert_eq!(fast.canonical_len(), general.canonical_len(), "{}", String::from_utf8_lossy(text));
-            assert_eq!(fast.fingerprint(), general.fingerprint(), "{}", String::from_utf8_lossy(text));
+            // The padding the fast path counted is what the general reader's text shows
+            // (compared where there can be any: the general reader's answer costs a
+            // re-serialisation, too slow under Miri for every one-byte change).
+            if text.last() == Some(&b' ') {
+                let general = general.unwrap();
+                assert_eq!(fast.padding(), general.padding(), "{}", String::from_utf8_lossy(text));
+                assert_eq!(fast.canonical_len(), general.canonical_len(), "{}", String::from_utf8_lossy(text));
+            } else {
+                assert_eq!(fast.padding(), 0);
+            }
         }
         fast.is_some()
     }
@@ -576,6 +581,12 @@ mod fast_path_tests {
         let identity = parse_canonical(padded.as_bytes(), Limits::default()).unwrap();
         assert_eq!((identity.padding(), identity.canonical_len()), (37, HELLO.len()));
         assert!(identity.is_canonical());
+        // The fingerprint hashes the text without its padding, as the general reader's
+        // re-serialisation does.
+        let unpadded = parse_canonical(HELLO.as_bytes(), Limits::default()).unwrap();
+        let general = parse_general(padded.as_bytes(), Limits::default()).unwrap();
+        assert_eq!(identity.fingerprint(), unpadded.fingerprint());
+        assert_eq!(general.fingerprint(), unpadded.fingerprint());
         // Spaces after a spelling that is not canonical are whitespace, not padding.
         let escaped = format!("{} ", HELLO.replace(r#"llama-3-8b","model_rev"#, r#"llama-3-\u0038b","model_rev"#));
         let identity = parse_canonical(escaped.as_bytes(), Limits::default()).unwrap();
