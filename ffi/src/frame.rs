@@ -247,16 +247,16 @@ pub unsafe extern "C" fn mbr_frame_payload_elements(
             true => Some(try_ref(&frame.identity)?.dtype()),
             false => None,
         };
-        let (view, offset) = (payload, frame.payload_offset);
+        let offset = frame.payload_offset;
         out.write(match element {
-            MBR_ELEMENT_U8 => elements_of::<u8>(view, offset, dtype),
-            MBR_ELEMENT_I8 => elements_of::<i8>(view, offset, dtype),
-            MBR_ELEMENT_U16 => elements_of::<u16>(view, offset, dtype),
-            MBR_ELEMENT_I16 => elements_of::<i16>(view, offset, dtype),
-            MBR_ELEMENT_I32 => elements_of::<i32>(view, offset, dtype),
-            MBR_ELEMENT_I64 => elements_of::<i64>(view, offset, dtype),
-            MBR_ELEMENT_F32 => elements_of::<f32>(view, offset, dtype),
-            MBR_ELEMENT_F64 => elements_of::<f64>(view, offset, dtype),
+            MBR_ELEMENT_U8 => elements_of::<u8>(payload, offset, dtype),
+            MBR_ELEMENT_I8 => elements_of::<i8>(payload, offset, dtype),
+            MBR_ELEMENT_U16 => elements_of::<u16>(payload, offset, dtype),
+            MBR_ELEMENT_I16 => elements_of::<i16>(payload, offset, dtype),
+            MBR_ELEMENT_I32 => elements_of::<i32>(payload, offset, dtype),
+            MBR_ELEMENT_I64 => elements_of::<i64>(payload, offset, dtype),
+            MBR_ELEMENT_F32 => elements_of::<f32>(payload, offset, dtype),
+            MBR_ELEMENT_F64 => elements_of::<f64>(payload, offset, dtype),
             _ => Err(Error::invalid_argument("element", "not an MBR_ELEMENT_* number")),
         }?);
         Ok(())

@@ -5,8 +5,9 @@
 use crate::digest::{mbr_digest, mbr_sha256};
 use crate::envelope::*;
 use crate::frame::{
-    mbr_bytes, mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_frame_verify_batch, mbr_read_options_default,
-    mbr_verdict, MBR_LEVEL_FULL,
+    mbr_bytes, mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_frame_payload_elements, mbr_frame_payload_is_aligned,
+    mbr_frame_verify_batch, mbr_payload_elements, mbr_read_options_default, mbr_verdict, MBR_ELEMENT_F32,
+    MBR_ELEMENT_U16, MBR_LEVEL_FULL,
 };
 use crate::hlc::*;
 use crate::identity::*;
@@ -109,6 +110,55 @@ fn ffi_paths_do_not_allocate() {
         let mut frame = MaybeUninit::<mbr_frame>::uninit();
         assert_eq!(mbr_frame_parse(frame_buf.as_ptr(), len, options, frame.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
         assert_eq!(mbr_frame_check(frame_buf.as_ptr(), len, MBR_LEVEL_FULL), MBR_OK);
+        // Aligned (SPEC §1.5): plan, write and read a frame with its payload on 64 bytes
+        // (of the buffer: its base is where the buffer happens to lie), then view it.
+        let mut aligned_buf = [0u8; 1024];
+        let mut write = mbr_write_options_default();
+        write.align = 64;
+        write.base = aligned_buf.as_ptr().addr() as u64;
+        let mut layout = MaybeUninit::<mbr_frame_layout>::uninit();
+        assert_eq!(mbr_frame_plan(&identity, 6, write, layout.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+        let head_len = layout.assume_init().head_len;
+        let status =
+            mbr_frame_write_head_with(&identity, 6, write, head.as_mut_ptr(), head.len(), &mut n, err.as_mut_ptr());
+        assert_eq!((status, n), (MBR_OK, head_len));
+        let halves = [1u8, 0, 2, 0, 3, 0];
+        let status = mbr_frame_encode_with(
+            &identity,
+            halves.as_ptr(),
+            halves.len(),
+            write,
+            aligned_buf.as_mut_ptr(),
+            aligned_buf.len(),
+            &mut n,
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, MBR_OK);
+        let mut aligned = MaybeUninit::<mbr_frame>::uninit();
+        let status = mbr_frame_parse(
+            aligned_buf.as_ptr(),
+            n,
+            mbr_read_options_default(),
+            aligned.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, MBR_OK);
+        let aligned = aligned.assume_init();
+        assert_eq!((aligned.payload_offset, aligned.payload.addr() % 64), (head_len, 0));
+        let mut yes = false;
+        assert_eq!(mbr_frame_payload_is_aligned(&aligned, 64, &mut yes), MBR_OK);
+        assert!(yes);
+        let mut elements = MaybeUninit::<mbr_payload_elements>::uninit();
+        let status = mbr_frame_payload_elements(&aligned, MBR_ELEMENT_U16, elements.as_mut_ptr(), err.as_mut_ptr());
+        assert_eq!(status, MBR_OK);
+        let elements = elements.assume_init();
+        assert_eq!(
+            std::slice::from_raw_parts(elements.data.cast::<u16>(), elements.count),
+            [1, 2, 3].map(u16::from_le)
+        );
+        let mut refused = MaybeUninit::<mbr_payload_elements>::uninit();
+        let status = mbr_frame_payload_elements(&aligned, MBR_ELEMENT_F32, refused.as_mut_ptr(), err.as_mut_ptr());
+        assert_eq!(status, crate::status::MBR_MISALIGNED);
         // A failing parse fills the error detail, still without allocating.
         assert_ne!(mbr_frame_parse(frame_buf.as_ptr(), len - 1, options, frame.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
         let _ = mbr_status_name(12);
