@@ -122,6 +122,9 @@ mod tests {
                 }
             }
         }
+        // Two equal bytes in the last word must not cancel out (an XOR would).
+        assert_eq!(trailing_spaces(&[&b"}}"[..], &[b' '; 30]].concat()), 30);
+        assert_eq!(trailing_spaces(&[&[b'x'; 40][..], b"}}", &[b' '; 62]].concat()), 62);
     }
 
     #[test]
@@ -154,6 +157,9 @@ mod tests {
         }
         assert_eq!(PayloadAlignment::new(0, 0).unwrap_err().code(), ErrorCode::InvalidArgument);
         assert_eq!(PayloadAlignment::default(), PayloadAlignment::NONE);
+        let placement = PayloadAlignment::new(64, 100).unwrap();
+        assert_eq!((placement.align(), placement.base()), (64, 100));
+        assert_eq!((PayloadAlignment::NONE.align(), PayloadAlignment::NONE.base()), (1, 0));
     }
 
     #[test]
