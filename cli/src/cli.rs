@@ -1,7 +1,7 @@
 //! The command line: subcommands, flags and their help text.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use membrane_frame::VerifyLevel;
+use membrane_frame::{PayloadAlignment, VerifyLevel};
 use std::path::PathBuf;
 
 const MAIN_EXAMPLES: &str = "\
@@ -325,15 +325,13 @@ pub struct PackArgs {
     /// for SIMD loads, 4096 for O_DIRECT and GPUDirect Storage) by padding the identity
     /// with spaces (SPEC section 1.5). 1, the default, writes no padding.
     #[arg(long, value_name = "N", default_value = "1", value_parser = parse_align)]
-    pub align: u32,
+    pub align: PayloadAlignment,
 }
 
-/// `--align`: a power of two from 1 to 4096.
-fn parse_align(text: &str) -> Result<u32, String> {
+/// `--align`: a power of two from 1 to 4096, from the start of OUT (base 0).
+fn parse_align(text: &str) -> Result<PayloadAlignment, String> {
     let align: u32 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
-    membrane_frame::PayloadAlignment::new(align, 0)
-        .map(|alignment| alignment.align())
-        .map_err(|_| format!("{align} is not a power of two from 1 to 4096"))
+    PayloadAlignment::new(align, 0).map_err(|_| format!("{align} is not a power of two from 1 to 4096"))
 }
 
 #[derive(Debug, Args)]

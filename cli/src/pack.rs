@@ -9,8 +9,8 @@ use crate::walk;
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::frame::{magic_name, HeadFields, HEADER_LEN, MIN_FRAME_PREFIX};
 use membrane_frame::{
-    ChunkedFrameWriter, Error, ErrorCode, IoSink, PayloadAlignment, PayloadIdentity, ReadOptions, Sha256Digest,
-    Sha256Hasher, StreamVerifier, WriteError, WriteOptions,
+    ChunkedFrameWriter, Error, ErrorCode, IoSink, PayloadIdentity, ReadOptions, Sha256Digest, Sha256Hasher,
+    StreamVerifier, WriteError, WriteOptions,
 };
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -113,9 +113,7 @@ fn pack(args: &PackArgs) -> Result<(), Failure> {
             message: format!("{}: exists; nothing written (--force replaces it)", args.output.display()),
         });
     }
-    let alignment = PayloadAlignment::new(args.align, 0)
-        .map_err(|err| Failure { status: EXIT_ERROR, message: format!("--align {}: {}", args.align, err.reason()) })?;
-    let options = WriteOptions::new().aligned(alignment);
+    let options = WriteOptions::new().aligned(args.align);
     // Set when the payload's digest turns out not to be payload_hash: the temporary file
     // is then thrown away instead of renamed over OUT.
     let mut hash_mismatch = false;
