@@ -159,10 +159,7 @@ impl PayloadIdentity<'_> {
         if self.source_is_canonical {
             return self.padding as usize;
         }
-        match self.source {
-            Some(source) if self.is_canonical_source() => trailing_spaces(source),
-            _ => 0,
-        }
+        self.padding_of_canonical_source().unwrap_or(0)
     }
 
     /// Write the canonical serialisation into `out`; returns the length written, or
@@ -179,10 +176,16 @@ impl PayloadIdentity<'_> {
     }
 
     fn is_canonical_source(&self) -> bool {
-        self.source.is_some_and(|source| {
-            let unpadded = source.get(..source.len() - trailing_spaces(source)).unwrap_or(source);
-            writes_exactly(unpadded, |sink| self.write_canonical(sink))
-        })
+        self.padding_of_canonical_source().is_some()
+    }
+
+    /// The trailing spaces of the stored text, when the rest of it is the canonical
+    /// serialisation (found by comparison).
+    fn padding_of_canonical_source(&self) -> Option<usize> {
+        let source = self.source?;
+        let padding = trailing_spaces(source);
+        let unpadded = source.get(..source.len() - padding)?;
+        writes_exactly(unpadded, |sink| self.write_canonical(sink)).then_some(padding)
     }
 
     /// SHA-256 of the canonical serialisation. When parsing proved the stored text
