@@ -8,7 +8,9 @@
 # Steps: the Rust static and shared libraries (cargo rustc --release); every program
 # with the Makefile (static, shared, ASan+UBSan) and with CMake; the header as C99,
 # C11, C++17 (with and without exceptions) under -Wall -Wextra -Wpedantic -Werror;
-# every program run linked statically, linked to the shared library, under
+# every C++ program by g++ and clang++ as C++17, 20 and 23; the compile-fail cases
+# (code that would dangle, mix up typed numbers or drop a status must not compile); a
+# short run of the C++-against-C benchmark; every program run linked statically, linked to the shared library, under
 # ASan+UBSan, and under valgrind memcheck (no errors, no leaks of any kind); the
 # vector tests (frames; envelopes, compat hashes, migration: they need the vectors, a
 # missing folder FAILS); the NULL-argument test and
@@ -98,6 +100,7 @@ run_programs() {
     step "$label: kv_engine exports and re-imports a KV block" "$@" "$dir/kv_engine"
     step "$label: test_aligned (payload_as over a mapped page-aligned frame, refused where misaligned)" \
         "$@" "$dir/test_aligned" "$RUN"
+    step "$label: test_cpp (the C++ wrapper: no status call on success, errors, views, batch)" "$@" "$dir/test_cpp"
     step "$label: test_vectors (frames.jsonl through the C API)" "$@" "$dir/test_vectors" "$MEMBRANE_VECTORS"
     step "$label: test_envelopes (envelope, compat and migration vectors through the C API)" \
         "$@" "$dir/test_envelopes" "$MEMBRANE_VECTORS"
@@ -118,7 +121,7 @@ null_coverage() {
 
 have_tools() {
     missing=""
-    for tool in "$CC" "$CXX" cmake pkg-config valgrind readelf; do
+    for tool in "$CC" "$CXX" g++ clang++ cmake pkg-config valgrind readelf; do
         command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
     done
     [ -z "$missing" ] || { echo "missing:$missing (run scripts/install-deps.sh)"; return 1; }
@@ -190,12 +193,20 @@ if [ ! -f "$MEMBRANE_VECTORS/frames.jsonl" ]; then
     echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
 fi
 
-step "tools: cc, c++, cmake, pkg-config, valgrind, readelf" have_tools
+step "tools: cc, c++, g++, clang++, cmake, pkg-config, valgrind, readelf" have_tools
 step "cargo build --release -p membrane-frame-ffi (libmembrane_frame.a, .so)" "$MAKE" --no-print-directory lib
 step "make: every program, static + shared + ASan/UBSan builds" "$MAKE" --no-print-directory -j 2 variants
 step "make: membrane_frame.h as C99, C11, C++17 (+ hpp, with and without exceptions), -Werror" \
     "$MAKE" --no-print-directory headers
 step "test_null_args.c calls every function of membrane_frame.h" null_coverage
+step "make: every C++ program and the header, g++ and clang++, C++17/20/23, -Werror" \
+    "$MAKE" --no-print-directory -j 2 standards
+for cxx in g++ clang++; do
+    for std in c++17 c++20; do
+        step "compile_fail: $cxx $std refuses each dangling form, enum mix-up and dropped status" \
+            sh ./compile_fail.sh "$cxx" "$std" "$ROOT/include"
+    done
+done
 
 run_programs static "$BUILD/static"
 run_programs shared "$BUILD/shared"
@@ -203,6 +214,8 @@ run_programs asan "$BUILD/asan"
 # shellcheck disable=SC2086
 run_programs valgrind "$BUILD/static" $VALGRIND
 
+step "bench_cpp: the C++ wrapper against the C calls (3 rounds here; make bench-cpp for figures)" \
+    "$MAKE" --no-print-directory bench-cpp BENCH_ROUNDS=3
 step "cmake: configure and build (static + shared, -Werror)" cmake_build
 step "cmake: ctest" ctest_run
 step "install: make install into a fresh prefix (include/membrane_frame/, one .pc, CMake package, SONAME)" install_stage

@@ -121,7 +121,10 @@ int main(int argc, char **argv) {
     }
 
     mbr_digest fingerprint;
-    mbr_identity_fingerprint(&identity, &fingerprint);
+    if (mbr_identity_fingerprint(&identity, &fingerprint) != MBR_OK) {
+        fprintf(stderr, "emit_frame: the identity has no fingerprint\n");
+        failed = 1;
+    }
     if (!failed) {
         printf("emit_frame: wrote %llu bytes to %s (head %zu, %u of them padding, + payload %zu + trailer 8)\n",
                (unsigned long long)frame_len, argv[1], written, layout.padding, payload_len);

@@ -60,15 +60,12 @@ class Engine {
         return b;
     }
 
-    /// Export: hash the block once (payload_hash), then stream head, per-layer slabs
-    /// and trailer into `transport` through the chunked writer.
+    /// Export: the identity of the block (its payload_hash computed by the owned
+    /// identity), then head, per-layer slabs and trailer streamed into `transport`
+    /// through the chunked writer.
     membrane::Status export_block(const KvBlock &block, std::vector<std::uint8_t> &transport) const {
-        // The payload is the K slabs then the V slabs; they are contiguous in `values`,
-        // so one SHA-256 pass over the buffer gives the payload_hash.
-        membrane::Digest digest = membrane::sha256(membrane::Bytes(block.values));
         std::array<std::int64_t, 5> shape = block.shape();
         membrane::IdentityValues values;
-        values.payload_hash = digest.hex();
         values.model_id = block.model;
         values.model_revision = "2024-05";
         values.tokenizer_name = block.model;
@@ -76,10 +73,11 @@ class Engine {
         values.layer_range = {block.first_layer, block.first_layer + block.layers - 1};
         values.head_range = {-1, -1};
         values.token_span = {block.first_token, block.first_token + block.tokens - 1};
-        values.dtype = MBR_DTYPE_FLOAT16;
-        values.shape = shape.data();
-        values.shape_len = shape.size();
-        membrane::Result<membrane::Identity> identity = membrane::Identity::build(values);
+        values.dtype = membrane::Dtype::float16;
+        values.shape = shape;
+        // The payload is the K slabs then the V slabs; they are contiguous in `values`,
+        // so one SHA-256 pass over the buffer gives the payload_hash.
+        membrane::Result<membrane::OwnedIdentity> identity = membrane::OwnedIdentity::for_payload(values, block.values);
         if (!identity) return identity.error();
 
         auto sink = [&transport](const std::uint8_t *data, std::size_t len) {
@@ -87,7 +85,7 @@ class Engine {
             return 0;
         };
         membrane::ChunkedWriter writer;
-        membrane::Status begun = writer.begin(*identity, block.bytes(), sink);
+        membrane::Status begun = writer.begin(identity->identity(), block.bytes(), sink);
         if (!begun) return begun;
         for (int kv = 0; kv < 2; kv++) {
             for (std::int64_t layer = 0; layer < block.layers; layer++) {
@@ -97,32 +95,34 @@ class Engine {
         }
         membrane::Result<mbr_chunked_outcome> outcome = writer.finish();
         if (!outcome) return outcome.error();
-        if (!outcome->payload_hash_matches) return membrane::Error(MBR_PAYLOAD_HASH_MISMATCH);
+        if (!outcome->payload_hash_matches) return membrane::Error(membrane::Code::payload_hash_mismatch);
         return membrane::Status();
     }
 
     /// Import: verify in place at the full level, refuse what this engine does not
     /// serve, and copy the payload into a new block.
     membrane::Result<KvBlock> import_block(membrane::Bytes frame_bytes,
-                                           std::uint32_t mode = MBR_MODE_EXACT,
+                                           membrane::Mode mode = membrane::Mode::exact,
                                            membrane::Bytes *rest = nullptr) const {
-        auto frame = membrane::FrameView::parse(frame_bytes, membrane::ReadOptions().level(MBR_LEVEL_FULL).mode(mode));
+        auto frame = membrane::FrameView::parse(frame_bytes, membrane::ReadOptions().level(membrane::Level::full).mode(mode));
         if (!frame) return frame.error();
         if (rest != nullptr) *rest = frame->rest();
         membrane::Identity id = *frame->identity();
-        if (id.string(MBR_FIELD_MODEL_ID).value_or("") != model_ ||
-            id.string(MBR_FIELD_TOKENIZER_NAME).value_or("") != model_)
-            return membrane::Error(MBR_INVALID_ARGUMENT); // another model's cache
-        if (id.dtype().value_or(0xffffffffu) != MBR_DTYPE_FLOAT16) return membrane::Error(MBR_INVALID_ARGUMENT);
+        const membrane::Error refused(membrane::Code::invalid_argument);
+        if (id.view(membrane::Field::model_id).value_or("") != model_ ||
+            id.view(membrane::Field::tokenizer_name).value_or("") != model_)
+            return refused; // another model's cache
+        membrane::Result<membrane::Dtype> dtype = id.dtype();
+        if (!dtype || *dtype != membrane::Dtype::float16) return refused;
         membrane::Result<membrane::Shape> shape = id.shape();
-        if (!shape || shape->size != 5 || (*shape)[0] != 2) return membrane::Error(MBR_INVALID_ARGUMENT);
-        if (id.tensor_bytes().value_or(0) != frame->payload().size) return membrane::Error(MBR_INVALID_ARGUMENT);
-        mbr_range layers = id.range(MBR_FIELD_LAYER_RANGE).value();
-        mbr_range tokens = id.range(MBR_FIELD_TOKEN_SPAN).value();
+        if (!shape || shape->size() != 5 || (*shape)[0] != 2) return refused;
+        if (id.tensor_bytes().value_or(0) != frame->payload().size()) return refused;
+        mbr_range layers = id.range(membrane::Field::layer_range).value();
+        mbr_range tokens = id.range(membrane::Field::token_span).value();
 
         KvBlock b{model_, layers.start, (*shape)[1], (*shape)[2], tokens.start, (*shape)[3], (*shape)[4], {}};
-        b.values.resize(frame->payload().size / sizeof(std::uint16_t));
-        std::memcpy(b.values.data(), frame->payload().data, frame->payload().size);
+        b.values.resize(frame->payload().size() / sizeof(std::uint16_t));
+        std::memcpy(b.values.data(), frame->payload().data(), frame->payload().size());
         return b;
     }
 
@@ -146,8 +146,8 @@ int main() {
     std::vector<std::uint8_t> wire;
     membrane::Status exported = engine.export_block(block, wire);
     expect(exported.ok(), "export a 4-layer block through the chunked writer");
-    if (!exported) std::printf("  %s\n", exported.error().message().data());
-    expect(membrane::check(wire, MBR_LEVEL_FULL).ok(), "the exported frame passes mbr_frame_check (full)");
+    if (!exported) std::printf("  %s\n", exported.error().message().c_str());
+    expect(membrane::check(wire, membrane::Level::full).ok(), "the exported frame passes mbr_frame_check (full)");
 
     // The one-shot encoder writes the same bytes.
     {
@@ -178,9 +178,9 @@ int main() {
         std::vector<std::uint8_t> damaged = wire;
         damaged[damaged.size() - 100] ^= 0x01;
         auto r = engine.import_block(damaged);
-        expect(!r && r.error().status() == MBR_TRAILER_MISMATCH && r.error().is_corrupt() && r.error().offset(),
+        expect(!r && r.code() == membrane::Code::trailer_mismatch && r.error().is_corrupt() && r.error().offset(),
                "a flipped payload bit is trailer_mismatch (corrupt)");
-        if (!r) std::printf("  %s\n", r.error().message().data());
+        if (!r) std::printf("  %s\n", r.error().message().c_str());
     }
 
     // Another model's block: a valid frame this engine refuses.
@@ -189,7 +189,7 @@ int main() {
         std::vector<std::uint8_t> foreign;
         expect(other.export_block(other.compute_block(0, 2, 0, 16), foreign).ok(), "another engine exports its block");
         auto r = engine.import_block(foreign);
-        expect(!r && r.error().status() == MBR_INVALID_ARGUMENT, "a block of another model is refused");
+        expect(!r && r.code() == membrane::Code::invalid_argument, "a block of another model is refused");
     }
 
     // Two blocks back to back on one stream: prefix mode hands back the rest.
@@ -198,22 +198,22 @@ int main() {
         std::vector<std::uint8_t> stream = wire;
         expect(engine.export_block(second, stream).ok(), "export a second block onto the same stream");
         membrane::Bytes rest;
-        auto first = engine.import_block(stream, MBR_MODE_PREFIX, &rest);
-        auto next = first ? engine.import_block(rest, MBR_MODE_PREFIX, &rest) : first;
+        auto first = engine.import_block(stream, membrane::Mode::prefix, &rest);
+        auto next = first ? engine.import_block(rest, membrane::Mode::prefix, &rest) : first;
         expect(first.ok() && next.ok() && rest.empty() && same(*first, block) && same(*next, second),
                "prefix mode reads two concatenated blocks");
         auto exact = membrane::FrameView::parse(stream);
-        expect(!exact && exact.error().status() == MBR_TRAILING_BYTES, "exact mode refuses the concatenation");
+        expect(!exact && exact.code() == membrane::Code::trailing_bytes, "exact mode refuses the concatenation");
     }
 
     // Streaming receive in 1000-byte pieces, identity kept in a caller buffer.
     {
         std::vector<std::uint8_t> identity_buf(MBR_DEFAULT_IDENTITY_LIMIT);
-        membrane::StreamVerifier verifier(membrane::ReadOptions().level(MBR_LEVEL_FULL), identity_buf);
+        membrane::StreamVerifier verifier(membrane::ReadOptions().level(membrane::Level::full), identity_buf);
         bool fed = verifier.status().ok();
         membrane::Bytes all(wire);
-        for (std::size_t at = 0; fed && at < all.size; at += 1000)
-            fed = verifier.feed(all.subspan(at).first(std::min<std::size_t>(1000, all.size - at))).ok();
+        for (std::size_t at = 0; fed && at < all.size(); at += 1000)
+            fed = verifier.feed(all.subspan(at).first(std::min<std::size_t>(1000, all.size() - at))).ok();
         auto verdict = verifier.finish();
         expect(fed && verdict.ok() && verdict->payload_len() == block.bytes() &&
                    verdict->identity()->fingerprint()->hex() == fingerprint->hex(),
@@ -225,17 +225,17 @@ int main() {
     if (frame) {
         membrane::hlc::Clock clock;
         auto stamp = clock.tick(1735600000000ull);
-        std::string payload_ref(membrane::sha256(frame->payload()).hex());
+        std::string payload_ref = membrane::sha256(frame->payload()).hex_string();
         membrane::Identity identity = *frame->identity();
         membrane::EnvelopeValues values;
         values.tenant_id = "acme";
         values.identity = &identity;
         values.payload_ref = payload_ref;
-        values.payload_size = frame->payload().size;
+        values.payload_size = frame->payload().size();
         values.ttl = 60.0;
         values.reuse_score = 0.87;
         values.version_id = 3;
-        values.consistency = MBR_CONSISTENCY_QUORUM;
+        values.consistency = membrane::Consistency::quorum;
         values.hlc = stamp.value_or(0);
         values.derive_fingerprint_compat = true;
         auto envelope = membrane::Envelope::build(values);
@@ -271,7 +271,8 @@ int main() {
         legacy[4] = 0x04;
         auto plan = membrane::plan_frame_migration(legacy);
         auto done = membrane::migrate_frame_in_place(legacy);
-        expect(plan.ok() && plan->kind == MBR_MIGRATION_LEGACY && done.ok() && done->from_version == 4 && legacy == wire,
+        expect(plan.ok() && plan->kind() == membrane::MigrationKind::legacy && done.ok() && done->from_version() == 4 &&
+                   legacy == wire,
                "a v4 frame migrates in place to the v5 bytes");
         const char *v2 =
             "{\"schema_version\": 2, \"identity\": {\"payload_hash\": \"x\", \"model_id\": \"llama-3-8b\", "
@@ -300,7 +301,8 @@ int main() {
         (void)membrane::FrameView::parse(empty).value();
         expect(false, "value() on an error throws");
     } catch (const membrane::Exception &e) {
-        expect(e.error().status() == MBR_TOO_SHORT, "value() on an error throws membrane::Exception");
+        expect(e.error().code() == membrane::Code::too_short && e.code() == membrane::Code::too_short,
+               "value() on an error throws membrane::Exception (a std::system_error)");
     }
 #endif
 

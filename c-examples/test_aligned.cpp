@@ -74,7 +74,7 @@ static bool write_file(const std::string &path, const std::vector<std::uint8_t> 
 
 /// The frame for `kv` written with `options` into a new vector.
 static std::vector<std::uint8_t> frame_of(const mf::Identity &identity, mf::Bytes kv, const mf::WriteOptions &options) {
-    auto layout = mf::plan(identity, kv.size, options);
+    auto layout = mf::plan(identity, kv.size(), options);
     if (!layout) return {};
     std::vector<std::uint8_t> out(static_cast<std::size_t>(layout->frame_len));
     auto n = mf::encode(identity, kv, mf::MutableBytes(out), options);
@@ -86,20 +86,18 @@ int main(int argc, char **argv) {
     std::string dir = argc > 1 ? argv[1] : "/tmp";
     std::vector<std::uint16_t> kv(8 * 128); // 8 heads x 128 dims of float16 bits
     for (std::size_t i = 0; i < kv.size(); i++) kv[i] = static_cast<std::uint16_t>(0x3c00 + i);
-    mf::Bytes kv_bytes(reinterpret_cast<const std::uint8_t *>(kv.data()), kv.size() * sizeof kv[0]);
+    mf::Bytes kv_bytes(kv);
     mf::Digest digest = mf::sha256(kv_bytes);
-    std::string hash(digest.hex());
     const std::int64_t shape[] = {1, 1, 8, 1, 128};
     mf::IdentityValues values;
-    values.payload_hash = hash;
+    values.payload_hash = digest.hex();
     values.model_id = "llama-3-8b";
     values.tokenizer_name = "llama-3-8b";
     values.layer_range = {0, 0};
     values.head_range = {-1, -1};
     values.token_span = {0, 0};
-    values.dtype = MBR_DTYPE_FLOAT16;
+    values.dtype = mf::Dtype::float16;
     values.shape = shape;
-    values.shape_len = 5;
     auto identity = mf::Identity::build(values);
     expect(identity.ok(), "build the identity");
     if (!identity) return 1;
@@ -110,7 +108,7 @@ int main(int argc, char **argv) {
     expect(!aligned.empty() && write_file(aligned_path, aligned), "write the page-aligned frame");
     {
         Mapping map(aligned_path);
-        auto frame = mf::FrameView::parse(map.bytes(), mf::ReadOptions().level(MBR_LEVEL_FULL));
+        auto frame = mf::FrameView::parse(map.bytes(), mf::ReadOptions().level(mf::Level::full));
         expect(frame.ok(), "the page-aligned frame is valid at the full level");
         if (frame) {
             expect(frame->payload_offset() == 4096 && frame->padding() > 0, "payload_offset 4096, padded");
@@ -125,13 +123,13 @@ int main(int argc, char **argv) {
                        "the span reads the block");
             }
             auto floats = frame->payload_as<float>();
-            expect(!floats && floats.status() == MBR_MISALIGNED, "payload_as<float>() of float16 is refused");
+            expect(!floats && floats.code() == mf::Code::misaligned, "payload_as<float>() of float16 is refused");
             auto bytes = frame->payload_as<std::uint8_t>();
-            expect(bytes.ok() && bytes->size() == kv_bytes.size, "payload_as<std::uint8_t>() is the raw bytes");
+            expect(bytes.ok() && bytes->size() == kv_bytes.size(), "payload_as<std::uint8_t>() is the raw bytes");
         }
         // The streaming verifier reports the same placement.
         std::vector<std::uint8_t> identity_buf(MBR_DEFAULT_IDENTITY_LIMIT);
-        mf::StreamVerifier verifier(mf::ReadOptions().level(MBR_LEVEL_FULL), mf::MutableBytes(identity_buf));
+        mf::StreamVerifier verifier(mf::ReadOptions().level(mf::Level::full), mf::MutableBytes(identity_buf));
         auto fed = verifier.feed(map.bytes());
         auto streamed = verifier.finish();
         expect(fed.ok() && streamed.ok() && streamed->payload_offset() == 4096 &&
@@ -160,11 +158,11 @@ int main(int argc, char **argv) {
                "the unaligned frame's payload is at an odd offset, unpadded");
         if (frame) {
             auto halves = frame->payload_as<std::uint16_t>();
-            expect(!halves && halves.status() == MBR_MISALIGNED && halves.error().field() == "payload" &&
+            expect(!halves && halves.code() == mf::Code::misaligned &&
                        halves.error().offset() == frame->payload_offset(),
                    "payload_as<std::uint16_t>() at an odd address is MBR_MISALIGNED, with the payload's offset");
             expect(!frame->payload_is_aligned(2).value_or(true), "payload_is_aligned(2) is false");
-            expect(frame->payload_is_aligned(3).status() == MBR_INVALID_ARGUMENT, "payload_is_aligned(3) is refused");
+            expect(frame->payload_is_aligned(3).code() == mf::Code::invalid_argument, "payload_is_aligned(3) is refused");
         }
     }
 
@@ -176,14 +174,14 @@ int main(int argc, char **argv) {
     };
     {
         mf::ChunkedWriter writer;
-        bool ok = writer.begin(*identity, kv_bytes.size, sink, mf::WriteOptions().align(4096)).ok() &&
+        bool ok = writer.begin(*identity, kv_bytes.size(), sink, mf::WriteOptions().align(4096)).ok() &&
                   writer.write(kv_bytes).ok() && writer.finish().ok();
         expect(ok && chunked == aligned, "ChunkedWriter with align(4096) writes the same frame");
     }
     // An alignment past a page is a usage error, before anything is written.
-    auto too_wide = mf::plan(*identity, kv_bytes.size, mf::WriteOptions().align(8192));
-    expect(!too_wide && too_wide.status() == MBR_INVALID_ARGUMENT && too_wide.error().field() == "align",
-           "align(8192) is MBR_INVALID_ARGUMENT on field align");
+    auto too_wide = mf::plan(*identity, kv_bytes.size(), mf::WriteOptions().align(8192));
+    expect(!too_wide && too_wide.code() == mf::Code::invalid_argument && !too_wide.error().offset(),
+           "align(8192) is invalid_argument");
     std::remove(aligned_path.c_str());
     std::remove(plain_path.c_str());
     std::printf("test_aligned: %d passed, %d failed\n", passes, failures);

@@ -612,6 +612,19 @@ int main(void) {
     EXPECT(mbr_identity_string_len(&identity, MBR_FIELD_MODEL_ID, &n), MBR_OK);
     EXPECT_TRUE(n == 10);
 
+    mbr_str view = {NULL, 12345};
+    EXPECT(mbr_identity_string_view(NULL, MBR_FIELD_MODEL_ID, &view), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_string_view(&identity, MBR_FIELD_MODEL_ID, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_string_view(&zeroed, MBR_FIELD_MODEL_ID, &view), MBR_INVALID_STATE);
+    EXPECT(mbr_identity_string_view(&identity, MBR_FIELD_SHAPE, &view), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(view.ptr == NULL && view.len == 12345);
+    EXPECT(mbr_identity_string_view(&identity, MBR_FIELD_MODEL_ID, &view), MBR_OK);
+    EXPECT_TRUE(view.len == 10 && memcmp(view.ptr, "llama-3-8b", 10) == 0);
+    EXPECT(mbr_identity_string_view(&identity, MBR_FIELD_DTYPE, &view), MBR_OK);
+    EXPECT_TRUE(view.len == 7 && memcmp(view.ptr, "float16", 7) == 0);
+    EXPECT_TRUE(strcmp(mbr_field_name(MBR_FIELD_LAYER_RANGE), "layer_range") == 0 &&
+                strcmp(mbr_field_name(MBR_FIELD_SHAPE), "shape") == 0 && strcmp(mbr_field_name(10), "unknown") == 0);
+
     char name[32];
     POISON(name);
     n = 12345;

@@ -29,6 +29,39 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* Export, result-use and deprecation markers on every declaration below. Define any of
+ * them before including this header to override it (e.g. MBR_NODISCARD empty). */
+#ifndef MBR_API
+#if defined(__GNUC__) || defined(__clang__)
+#define MBR_API __attribute__((visibility("default")))
+#else
+#define MBR_API
+#endif
+#endif
+/* A status that is not looked at is a bug: compilers warn (-Wunused-result). Under
+ * C++17 and C23 a (void) cast silences it; GCC's C before C23 does not let (void)
+ * silence warn_unused_result, so assign the status instead. */
+#ifndef MBR_NODISCARD
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#define MBR_NODISCARD [[nodiscard]]
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ > 201710L
+#define MBR_NODISCARD [[nodiscard]]
+#elif defined(__GNUC__) || defined(__clang__)
+#define MBR_NODISCARD __attribute__((warn_unused_result))
+#else
+#define MBR_NODISCARD
+#endif
+#endif
+#ifndef MBR_DEPRECATED
+#if defined(__GNUC__) || defined(__clang__)
+#define MBR_DEPRECATED(note) __attribute__((deprecated(note)))
+#elif defined(_MSC_VER)
+#define MBR_DEPRECATED(note) __declspec(deprecated(note))
+#else
+#define MBR_DEPRECATED(note)
+#endif
+#endif
+
 
 /**
  * Size in bytes of `mbr_envelope`.
@@ -674,6 +707,28 @@
  * Bumped on any incompatible change (a storage size, a struct layout, a signature).
  */
 #define MBR_ABI_VERSION 1
+
+/**
+ * The major version this header describes (`MBR_VERSION_NUMBER` is
+ * major * 10000 + minor * 100 + patch, for `#if` tests; `mbr_version()` gives the
+ * loaded library's). A test checks these against the crate version.
+ */
+#define MBR_VERSION_MAJOR 0
+
+/**
+ * The minor version this header describes.
+ */
+#define MBR_VERSION_MINOR 1
+
+/**
+ * The patch version this header describes.
+ */
+#define MBR_VERSION_PATCH 0
+
+/**
+ * `MBR_VERSION_MAJOR * 10000 + MBR_VERSION_MINOR * 100 + MBR_VERSION_PATCH`.
+ */
+#define MBR_VERSION_NUMBER (((MBR_VERSION_MAJOR * 10000) + (MBR_VERSION_MINOR * 100)) + MBR_VERSION_PATCH)
 
 /**
  * The largest `align` of `mbr_write_options`: a page (SPEC §1.5).
@@ -1537,6 +1592,7 @@ extern "C" {
  * `data` is NULL or points to `len` readable bytes; `out` is NULL or points to a
  * writable `mbr_digest`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_sha256(const uint8_t *data,
                     size_t len,
                     struct mbr_digest *out);
@@ -1554,6 +1610,7 @@ uint32_t mbr_sha256(const uint8_t *data,
  * # Safety
  * `json` is NULL or points to `len` readable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_check(const uint8_t *json,
                             size_t len);
 
@@ -1574,6 +1631,7 @@ uint32_t mbr_envelope_check(const uint8_t *json,
  * `json` is NULL or points to `len` readable bytes; `out` is NULL or points to `cap`
  * writable bytes that do not overlap them; `written` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_canonicalize(const uint8_t *json,
                                    size_t len,
                                    uint8_t *out,
@@ -1591,6 +1649,7 @@ uint32_t mbr_envelope_canonicalize(const uint8_t *json,
  * `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
  * the envelope is used; `out` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_parse(const uint8_t *json,
                             size_t len,
                             struct mbr_envelope *out,
@@ -1611,6 +1670,7 @@ uint32_t mbr_envelope_parse(const uint8_t *json,
  * identity (and what it borrows) stay alive and unchanged while the envelope is used;
  * `out` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_build(const struct mbr_envelope_values *values,
                             struct mbr_envelope *out,
                             struct mbr_error *error);
@@ -1625,6 +1685,7 @@ uint32_t mbr_envelope_build(const struct mbr_envelope_values *values,
  * `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_get_fields(const struct mbr_envelope *envelope,
                                  struct mbr_envelope_fields *out);
 
@@ -1638,6 +1699,7 @@ uint32_t mbr_envelope_get_fields(const struct mbr_envelope *envelope,
  * `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_identity(const struct mbr_envelope *envelope,
                                struct mbr_identity *out);
 
@@ -1651,6 +1713,7 @@ uint32_t mbr_envelope_identity(const struct mbr_envelope *envelope,
  * `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out_len` is
  * NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_string_len(const struct mbr_envelope *envelope,
                                  uint32_t field,
                                  size_t *out_len);
@@ -1668,6 +1731,7 @@ uint32_t mbr_envelope_string_len(const struct mbr_envelope *envelope,
  * `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `buf` is NULL
  * or points to `capacity` writable bytes; `out_len` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_string(const struct mbr_envelope *envelope,
                              uint32_t field,
                              char *buf,
@@ -1684,6 +1748,7 @@ uint32_t mbr_envelope_string(const struct mbr_envelope *envelope,
  * `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_is_canonical(const struct mbr_envelope *envelope,
                                    bool *out);
 
@@ -1696,6 +1761,7 @@ uint32_t mbr_envelope_is_canonical(const struct mbr_envelope *envelope,
  * `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out_len` is
  * NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_encoded_len(const struct mbr_envelope *envelope,
                                   size_t *out_len);
 
@@ -1711,6 +1777,7 @@ uint32_t mbr_envelope_encoded_len(const struct mbr_envelope *envelope,
  * or points to `capacity` writable bytes that do not overlap what it borrows; `out_len`
  * and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_envelope_write(const struct mbr_envelope *envelope,
                             uint8_t *buf,
                             size_t capacity,
@@ -1721,6 +1788,7 @@ uint32_t mbr_envelope_write(const struct mbr_envelope *envelope,
  * The name of an `MBR_CONSISTENCY_*` number (`"strong"`, `"quorum"`, `"eventual"`),
  * or `"unknown"`. Never NULL; the string is static.
  */
+MBR_NODISCARD MBR_API
 const char *mbr_consistency_name(uint32_t consistency);
 
 /**
@@ -1735,6 +1803,7 @@ const char *mbr_consistency_name(uint32_t consistency);
  * `inputs` is NULL or points to a readable `mbr_compat_inputs` whose strings are
  * readable; `out` is NULL or points to 65 writable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_compat_hash(const struct mbr_compat_inputs *inputs,
                          char *out);
 
@@ -1750,12 +1819,14 @@ uint32_t mbr_compat_hash(const struct mbr_compat_inputs *inputs,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
  * or points to 65 writable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_compat_hash(const struct mbr_identity *identity,
                                   char *out);
 
 /**
  * The defaults: trailer level, exact mode, 64 KiB identity limit, JSON depth 32.
  */
+MBR_NODISCARD MBR_API
 struct mbr_read_options mbr_read_options_default(void);
 
 /**
@@ -1774,6 +1845,7 @@ struct mbr_read_options mbr_read_options_default(void);
  * `frame` is NULL or points to an `mbr_frame` filled by `mbr_frame_parse`, whose
  * buffer is alive; `out` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_payload_elements(const struct mbr_frame *frame,
                                     uint32_t element,
                                     struct mbr_payload_elements *out,
@@ -1792,6 +1864,7 @@ uint32_t mbr_frame_payload_elements(const struct mbr_frame *frame,
  * # Safety
  * `frame` is NULL or points to an `mbr_frame`; `out` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_payload_is_aligned(const struct mbr_frame *frame,
                                       uint32_t align,
                                       bool *out);
@@ -1806,6 +1879,7 @@ uint32_t mbr_frame_payload_is_aligned(const struct mbr_frame *frame,
  * # Safety
  * `buf` is NULL or points to `len` readable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_check(const uint8_t *buf,
                          size_t len,
                          uint32_t level);
@@ -1823,6 +1897,7 @@ uint32_t mbr_frame_check(const uint8_t *buf,
  * long as the view is used; `out` and `error` are each NULL or point to a writable
  * value of their type.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_parse(const uint8_t *buf,
                          size_t len,
                          struct mbr_read_options options,
@@ -1847,6 +1922,7 @@ uint32_t mbr_frame_parse(const uint8_t *buf,
  * points to `count` writable `mbr_verdict`s; `error` is NULL or points to a writable
  * `mbr_error`. None of them changes during the call.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_verify_batch(const struct mbr_bytes *frames,
                                 size_t count,
                                 struct mbr_read_options options,
@@ -1862,6 +1938,7 @@ uint32_t mbr_frame_verify_batch(const struct mbr_bytes *frames,
  * # Safety
  * `out` is NULL or points to a writable `uint64_t`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_hlc_pack(uint64_t physical_ms,
                       uint16_t logical,
                       uint64_t *out);
@@ -1874,6 +1951,7 @@ uint32_t mbr_hlc_pack(uint64_t physical_ms,
  * # Safety
  * `physical_ms` and `logical` are each NULL or point to a writable value of their type.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_hlc_unpack(uint64_t hlc,
                         uint64_t *physical_ms,
                         uint16_t *logical);
@@ -1890,6 +1968,7 @@ uint32_t mbr_hlc_unpack(uint64_t hlc,
  * # Safety
  * `out` is NULL or points to a writable `uint64_t`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_hlc_tick(uint64_t previous,
                       uint64_t now_ms,
                       uint64_t *out);
@@ -1907,6 +1986,7 @@ uint32_t mbr_hlc_tick(uint64_t previous,
  * # Safety
  * `out` is NULL or points to a writable `uint64_t`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_hlc_merge(uint64_t local,
                        uint64_t remote,
                        uint64_t now_ms,
@@ -1923,6 +2003,7 @@ uint32_t mbr_hlc_merge(uint64_t local,
  * `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
  * the identity is used; `out` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_parse(const uint8_t *json,
                             size_t len,
                             struct mbr_identity *out,
@@ -1941,6 +2022,7 @@ uint32_t mbr_identity_parse(const uint8_t *json,
  * is NULL (with `shape_len` 0) or points to `shape_len` readable integers; `out` and
  * `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_build(const struct mbr_identity_values *values,
                             struct mbr_identity *out,
                             struct mbr_error *error);
@@ -1958,6 +2040,7 @@ uint32_t mbr_identity_build(const struct mbr_identity_values *values,
  * or points to `hash_len` readable bytes that outlive the result; `out` (which may be
  * `identity`) and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_with_payload_hash(const struct mbr_identity *identity,
                                         const char *hash,
                                         size_t hash_len,
@@ -1975,6 +2058,7 @@ uint32_t mbr_identity_with_payload_hash(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` is
  * NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_string_len(const struct mbr_identity *identity,
                                  uint32_t field,
                                  size_t *out_len);
@@ -1992,11 +2076,32 @@ uint32_t mbr_identity_string_len(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `buf` is NULL
  * or points to `capacity` writable bytes; `out_len` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_string(const struct mbr_identity *identity,
                              uint32_t field,
                              char *buf,
                              size_t capacity,
                              size_t *out_len);
+
+/**
+ * A string field's value in place, without a copy: `*out` points into what the
+ * identity borrows (the JSON text or frame it was parsed from, the strings it was built
+ * from) and is valid as long as that is. Only a value written without JSON escapes is
+ * its own decoded text; for one written with escapes (`\u00e9`, `\"`) there is no view
+ * in place, and the call returns `MBR_BUFFER_TOO_SMALL`: decode it with
+ * `mbr_identity_string` into `mbr_identity_string_len` + 1 bytes.
+ *
+ * Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (escapes), `MBR_INVALID_ARGUMENT`,
+ * `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+ * or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_identity_string_view(const struct mbr_identity *identity,
+                                  uint32_t field,
+                                  struct mbr_str *out);
 
 /**
  * A range field (`MBR_FIELD_LAYER_RANGE`, `MBR_FIELD_HEAD_RANGE`, `MBR_FIELD_TOKEN_SPAN`).
@@ -2007,6 +2112,7 @@ uint32_t mbr_identity_string(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_range(const struct mbr_identity *identity,
                             uint32_t field,
                             struct mbr_range *out);
@@ -2020,6 +2126,7 @@ uint32_t mbr_identity_range(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_dtype(const struct mbr_identity *identity,
                             uint32_t *out);
 
@@ -2033,6 +2140,7 @@ uint32_t mbr_identity_dtype(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `dims` is NULL
  * or points to `capacity` writable integers; `out_len` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_shape(const struct mbr_identity *identity,
                             int64_t *dims,
                             size_t capacity,
@@ -2049,6 +2157,7 @@ uint32_t mbr_identity_shape(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_tensor_bytes(const struct mbr_identity *identity,
                                    uint64_t *out);
 
@@ -2062,6 +2171,7 @@ uint32_t mbr_identity_tensor_bytes(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_is_canonical(const struct mbr_identity *identity,
                                    bool *out);
 
@@ -2075,6 +2185,7 @@ uint32_t mbr_identity_is_canonical(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_fingerprint(const struct mbr_identity *identity,
                                   struct mbr_digest *out);
 
@@ -2088,6 +2199,7 @@ uint32_t mbr_identity_fingerprint(const struct mbr_identity *identity,
  * `json` is NULL or points to `len` readable bytes; `out` is NULL or points to 65
  * writable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_fingerprint_hex(const uint8_t *json,
                                       size_t len,
                                       char *out);
@@ -2101,6 +2213,7 @@ uint32_t mbr_identity_fingerprint_hex(const uint8_t *json,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` is
  * NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_canonical_len(const struct mbr_identity *identity,
                                     size_t *out_len);
 
@@ -2116,6 +2229,7 @@ uint32_t mbr_identity_canonical_len(const struct mbr_identity *identity,
  * or points to `capacity` writable bytes; `out_len` and `error` are each NULL or
  * writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_identity_write_canonical(const struct mbr_identity *identity,
                                       uint8_t *buf,
                                       size_t capacity,
@@ -2126,7 +2240,15 @@ uint32_t mbr_identity_write_canonical(const struct mbr_identity *identity,
  * The name of a dtype number (`"float16"`, ..., `"nf4"`), or `"unknown"`. Never NULL;
  * the string is static.
  */
+MBR_NODISCARD MBR_API
 const char *mbr_dtype_name(uint32_t dtype);
+
+/**
+ * The name of an identity field number (`MBR_FIELD_PAYLOAD_HASH` is `"payload_hash"`,
+ * ..., `MBR_FIELD_SHAPE` is `"shape"`), or `"unknown"`. Never NULL; the string is static.
+ */
+MBR_NODISCARD MBR_API
+const char *mbr_field_name(uint32_t field);
 
 /**
  * Bits per element of a dtype number.
@@ -2136,6 +2258,7 @@ const char *mbr_dtype_name(uint32_t dtype);
  * # Safety
  * `out` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_dtype_bits(uint32_t dtype,
                         uint32_t *out);
 
@@ -2147,6 +2270,7 @@ uint32_t mbr_dtype_bits(uint32_t dtype,
  * # Safety
  * `name` is NULL or points to `len` readable bytes; `out` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_dtype_from_name(const char *name,
                              size_t len,
                              uint32_t *out);
@@ -2167,6 +2291,7 @@ uint32_t mbr_dtype_from_name(const char *name,
  * `buf` is NULL or points to `len` readable bytes; `out` and `error` are each NULL or
  * writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_plan_frame_migration(const uint8_t *buf,
                                   size_t len,
                                   struct mbr_read_options options,
@@ -2186,6 +2311,7 @@ uint32_t mbr_plan_frame_migration(const uint8_t *buf,
  * `buf` is NULL or points to `len` writable bytes not used elsewhere during the call;
  * `out` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_migrate_frame_in_place(uint8_t *buf,
                                     size_t len,
                                     struct mbr_read_options options,
@@ -2195,6 +2321,7 @@ uint32_t mbr_migrate_frame_in_place(uint8_t *buf,
 /**
  * The defaults: tenant `"public"`, JSON depth 32.
  */
+MBR_NODISCARD MBR_API
 struct mbr_envelope_migration_options mbr_envelope_migration_options_default(void);
 
 /**
@@ -2217,6 +2344,7 @@ struct mbr_envelope_migration_options mbr_envelope_migration_options_default(voi
  * readable; `out` is NULL or points to `capacity` writable bytes that overlap neither;
  * `result` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_migrate_envelope(const uint8_t *json,
                               size_t len,
                               struct mbr_envelope_migration_options options,
@@ -2239,6 +2367,7 @@ uint32_t mbr_migrate_envelope(const uint8_t *json,
  * are each NULL or point to `slots_bytes` / `nodes_bytes` writable bytes handed over for
  * the life of the counts.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_refcounts_init(struct mbr_refcounts *counts,
                             void *slots,
                             size_t slots_bytes,
@@ -2255,6 +2384,7 @@ uint32_t mbr_refcounts_init(struct mbr_refcounts *counts,
  * `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; `len` and
  * `capacity` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_refcounts_stats(struct mbr_refcounts *counts,
                              size_t *len,
                              size_t *capacity);
@@ -2270,6 +2400,7 @@ uint32_t mbr_refcounts_stats(struct mbr_refcounts *counts,
  * `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; the strings
  * are readable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_refcounts_acquire(struct mbr_refcounts *counts,
                                struct mbr_str content_hash,
                                struct mbr_str node);
@@ -2286,6 +2417,7 @@ uint32_t mbr_refcounts_acquire(struct mbr_refcounts *counts,
  * `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; the strings
  * are readable; `emptied` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_refcounts_release(struct mbr_refcounts *counts,
                                struct mbr_str content_hash,
                                struct mbr_str node,
@@ -2303,6 +2435,7 @@ uint32_t mbr_refcounts_release(struct mbr_refcounts *counts,
  * `content_hash` is readable; `callback`, if set, is safe to call with `userdata`;
  * `count` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_refcounts_holders(struct mbr_refcounts *counts,
                                struct mbr_str content_hash,
                                mbr_id_callback callback,
@@ -2319,6 +2452,7 @@ uint32_t mbr_refcounts_holders(struct mbr_refcounts *counts,
  * `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call;
  * `content_hash` is readable; `forgotten` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_refcounts_forget(struct mbr_refcounts *counts,
                               struct mbr_str content_hash,
                               bool *forgotten);
@@ -2334,6 +2468,7 @@ uint32_t mbr_refcounts_forget(struct mbr_refcounts *counts,
  * # Safety
  * `json` is NULL or points to `len` readable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_check(const uint8_t *json,
                             size_t len);
 
@@ -2348,6 +2483,7 @@ uint32_t mbr_snapshot_check(const uint8_t *json,
  * `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
  * the snapshot is used; `out` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_parse(const uint8_t *json,
                             size_t len,
                             struct mbr_snapshot *out,
@@ -2362,6 +2498,7 @@ uint32_t mbr_snapshot_parse(const uint8_t *json,
  * # Safety
  * As `mbr_snapshot_parse`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_parse_guarded(const uint8_t *json,
                                     size_t len,
                                     uint64_t live_epoch,
@@ -2373,6 +2510,7 @@ uint32_t mbr_snapshot_parse_guarded(const uint8_t *json,
  * `MBR_STALE_EPOCH` when it is two or more behind, or when `has_persisted_epoch` is
  * false (the snapshot had no epoch).
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_epoch_check(uint64_t live_epoch,
                                   uint64_t persisted_epoch,
                                   bool has_persisted_epoch);
@@ -2386,6 +2524,7 @@ uint32_t mbr_snapshot_epoch_check(uint64_t live_epoch,
  * `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_info_get(const struct mbr_snapshot *snapshot,
                                struct mbr_snapshot_info *out);
 
@@ -2400,6 +2539,7 @@ uint32_t mbr_snapshot_info_get(const struct mbr_snapshot *snapshot,
  * `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_member(const struct mbr_snapshot *snapshot,
                              size_t index,
                              struct mbr_member *out);
@@ -2414,6 +2554,7 @@ uint32_t mbr_snapshot_member(const struct mbr_snapshot *snapshot,
  * `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_replica_len(const struct mbr_snapshot *snapshot,
                                   size_t index,
                                   size_t *out);
@@ -2435,6 +2576,7 @@ uint32_t mbr_snapshot_replica_len(const struct mbr_snapshot *snapshot,
  * `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `buf` is NULL
  * or points to `capacity` writable bytes; `out_len` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_string(const struct mbr_snapshot *snapshot,
                              uint32_t field,
                              size_t index,
@@ -2454,6 +2596,7 @@ uint32_t mbr_snapshot_string(const struct mbr_snapshot *snapshot,
  * `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged), not in use
  * by another call.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_set_cluster_epoch(struct mbr_snapshot *snapshot,
                                         uint64_t cluster_epoch);
 
@@ -2466,6 +2609,7 @@ uint32_t mbr_snapshot_set_cluster_epoch(struct mbr_snapshot *snapshot,
  * `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_is_canonical(const struct mbr_snapshot *snapshot,
                                    bool *out);
 
@@ -2483,6 +2627,7 @@ uint32_t mbr_snapshot_is_canonical(const struct mbr_snapshot *snapshot,
  * or points to `capacity` writable bytes that do not overlap that text; `out_len` and
  * `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_write(const struct mbr_snapshot *snapshot,
                             uint8_t *buf,
                             size_t capacity,
@@ -2502,6 +2647,7 @@ uint32_t mbr_snapshot_write(const struct mbr_snapshot *snapshot,
  * `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `cursor` is
  * NULL or points to writable `mbr_snapshot_cursor` storage.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_cursor_init(const struct mbr_snapshot *snapshot,
                                   uint32_t list,
                                   struct mbr_snapshot_cursor *cursor);
@@ -2516,6 +2662,7 @@ uint32_t mbr_snapshot_cursor_init(const struct mbr_snapshot *snapshot,
  * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive) not in use
  * by another call; `has_entry` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_cursor_next(struct mbr_snapshot_cursor *cursor,
                                   bool *has_entry);
 
@@ -2530,6 +2677,7 @@ uint32_t mbr_snapshot_cursor_next(struct mbr_snapshot_cursor *cursor,
  * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_cursor_member(const struct mbr_snapshot_cursor *cursor,
                                     struct mbr_member *out);
 
@@ -2544,6 +2692,7 @@ uint32_t mbr_snapshot_cursor_member(const struct mbr_snapshot_cursor *cursor,
  * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is NULL
  * or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_cursor_replica_len(const struct mbr_snapshot_cursor *cursor,
                                          size_t *out);
 
@@ -2563,6 +2712,7 @@ uint32_t mbr_snapshot_cursor_replica_len(const struct mbr_snapshot_cursor *curso
  * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `buf` is NULL
  * or points to `capacity` writable bytes; `out_len` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_snapshot_cursor_string(const struct mbr_snapshot_cursor *cursor,
                                     uint32_t field,
                                     size_t sub_index,
@@ -2576,11 +2726,13 @@ uint32_t mbr_snapshot_cursor_string(const struct mbr_snapshot_cursor *cursor,
  * `"panic"` for `MBR_PANIC` and `"unknown"` for a number that is no status. Never
  * NULL; the string is static.
  */
+MBR_NODISCARD MBR_API
 const char *mbr_status_name(uint32_t status);
 
 /**
  * A one-line English description of a status. Never NULL; the string is static.
  */
+MBR_NODISCARD MBR_API
 const char *mbr_status_str(uint32_t status);
 
 /**
@@ -2589,12 +2741,14 @@ const char *mbr_status_str(uint32_t status);
  * `MBR_CLASS_USAGE` (API misuse; also `MBR_PANIC` and unknown numbers) or
  * `MBR_CLASS_IO`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_status_class(uint32_t status);
 
 /**
  * The name of a class: `"none"`, `"schema"`, `"corrupt"`, `"usage"`, `"io"`, or
  * `"unknown"`. Never NULL; the string is static.
  */
+MBR_NODISCARD MBR_API
 const char *mbr_class_name(uint32_t class_);
 
 /**
@@ -2613,6 +2767,7 @@ const char *mbr_class_name(uint32_t class_);
  * `identity_buf` is NULL or points to `identity_capacity` writable bytes, left alone
  * by the caller while the verifier (and its result) is in use.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_stream_verifier_init(struct mbr_stream_verifier *verifier,
                                   struct mbr_read_options options,
                                   uint8_t *identity_buf,
@@ -2632,6 +2787,7 @@ uint32_t mbr_stream_verifier_init(struct mbr_stream_verifier *verifier,
  * call; `chunk` is NULL or points to `len` readable bytes; `out` and `error` are each
  * NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_stream_verifier_feed(struct mbr_stream_verifier *verifier,
                                   const uint8_t *chunk,
                                   size_t len,
@@ -2647,6 +2803,7 @@ uint32_t mbr_stream_verifier_feed(struct mbr_stream_verifier *verifier,
  * `verifier` is NULL or points to an `mbr_stream_verifier` not being fed meanwhile;
  * `out` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_stream_verifier_received(const struct mbr_stream_verifier *verifier,
                                       uint64_t *out);
 
@@ -2663,6 +2820,7 @@ uint32_t mbr_stream_verifier_received(const struct mbr_stream_verifier *verifier
  * call; `out` and `error` are each NULL or writable. The result points into the
  * identity buffer given at init, which must stay alive while it is used.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_stream_verifier_finish(struct mbr_stream_verifier *verifier,
                                     struct mbr_streamed_frame *out,
                                     struct mbr_error *error);
@@ -2676,6 +2834,7 @@ uint32_t mbr_stream_verifier_finish(struct mbr_stream_verifier *verifier,
  * # Safety
  * `json` is NULL or points to `len` readable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_gossip_check(const uint8_t *json,
                           size_t len);
 
@@ -2701,6 +2860,7 @@ uint32_t mbr_gossip_check(const uint8_t *json,
  * `a` and `b` are each NULL or point to `a_len` / `b_len` readable bytes; `out` is NULL
  * or points to `cap` writable bytes that overlap neither; `written` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_gossip_merge(const uint8_t *a,
                           size_t a_len,
                           const uint8_t *b,
@@ -2727,6 +2887,7 @@ uint32_t mbr_gossip_merge(const uint8_t *a,
  * `nodes` are each NULL or point to `slots_bytes` / `nodes_bytes` writable bytes handed
  * over for the life of the table.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_table_init(struct mbr_tombstone_table *table,
                                   void *slots,
                                   size_t slots_bytes,
@@ -2744,6 +2905,7 @@ uint32_t mbr_tombstone_table_init(struct mbr_tombstone_table *table,
  * `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
  * another call; `len`, `capacity` and `node_capacity` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_table_stats(struct mbr_tombstone_table *table,
                                    size_t *len,
                                    size_t *capacity,
@@ -2761,6 +2923,7 @@ uint32_t mbr_tombstone_table_stats(struct mbr_tombstone_table *table,
  * `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
  * another call; the strings are readable; `error` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_record(struct mbr_tombstone_table *table,
                               struct mbr_str content_hash,
                               double until,
@@ -2780,6 +2943,7 @@ uint32_t mbr_tombstone_record(struct mbr_tombstone_table *table,
  * another call; `json` is NULL or points to `len` readable bytes; `adopted` and `error` are
  * each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_merge_gossip(struct mbr_tombstone_table *table,
                                     const uint8_t *json,
                                     size_t len,
@@ -2798,6 +2962,7 @@ uint32_t mbr_tombstone_merge_gossip(struct mbr_tombstone_table *table,
  * `table` and `other` are each NULL or point to an initialised `mbr_tombstone_table`
  * not in use by another call; `error` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_merge_table(struct mbr_tombstone_table *table,
                                    struct mbr_tombstone_table *other,
                                    struct mbr_error *error);
@@ -2813,6 +2978,7 @@ uint32_t mbr_tombstone_merge_table(struct mbr_tombstone_table *table,
  * `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
  * another call; `content_hash` is readable; `until` and `found` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_get(struct mbr_tombstone_table *table,
                            struct mbr_str content_hash,
                            double *until,
@@ -2829,6 +2995,7 @@ uint32_t mbr_tombstone_get(struct mbr_tombstone_table *table,
  * `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
  * another call; `content_hash` is readable; `active` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_is_active(struct mbr_tombstone_table *table,
                                  struct mbr_str content_hash,
                                  double now,
@@ -2844,6 +3011,7 @@ uint32_t mbr_tombstone_is_active(struct mbr_tombstone_table *table,
  * `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
  * another call; `content_hash` is readable; `removed` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_remove(struct mbr_tombstone_table *table,
                               struct mbr_str content_hash,
                               bool *removed);
@@ -2859,6 +3027,7 @@ uint32_t mbr_tombstone_remove(struct mbr_tombstone_table *table,
  * another call; `callback`, if set, is safe to call with `userdata`; `removed` is NULL or
  * writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_sweep(struct mbr_tombstone_table *table,
                              double now,
                              mbr_id_callback callback,
@@ -2877,6 +3046,7 @@ uint32_t mbr_tombstone_sweep(struct mbr_tombstone_table *table,
  * another call; `buf` is NULL or points to `capacity` writable bytes; `out_len` and `error`
  * are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_write_gossip(struct mbr_tombstone_table *table,
                                     double now,
                                     uint8_t *buf,
@@ -2894,6 +3064,7 @@ uint32_t mbr_tombstone_write_gossip(struct mbr_tombstone_table *table,
  * `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
  * another call; `json` is NULL or points to `len` readable bytes; `error` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_apply_op_tombstone(struct mbr_tombstone_table *table,
                                           const uint8_t *json,
                                           size_t len,
@@ -2911,6 +3082,7 @@ uint32_t mbr_tombstone_apply_op_tombstone(struct mbr_tombstone_table *table,
  * another call; `json` is NULL or points to `len` readable bytes; `until` and `error` are
  * each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_tombstone_apply_op_delete(struct mbr_tombstone_table *table,
                                        const uint8_t *json,
                                        size_t len,
@@ -2929,6 +3101,7 @@ uint32_t mbr_tombstone_apply_op_delete(struct mbr_tombstone_table *table,
  * `json` is NULL or points to `len` readable bytes; `out` and `error` are each NULL or
  * writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_op_tombstone_parse(const uint8_t *json,
                                 size_t len,
                                 struct mbr_op_body *out,
@@ -2943,6 +3116,7 @@ uint32_t mbr_op_tombstone_parse(const uint8_t *json,
  * # Safety
  * As `mbr_op_tombstone_parse`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_op_delete_parse(const uint8_t *json,
                              size_t len,
                              struct mbr_op_body *out,
@@ -2960,6 +3134,7 @@ uint32_t mbr_op_delete_parse(const uint8_t *json,
  * The strings are readable; `buf` is NULL or points to `capacity` writable bytes;
  * `out_len` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_op_tombstone_write(struct mbr_str content_hash,
                                 double until,
                                 struct mbr_str node_id,
@@ -2976,6 +3151,7 @@ uint32_t mbr_op_tombstone_write(struct mbr_str content_hash,
  * # Safety
  * As `mbr_op_tombstone_write`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_op_delete_write(struct mbr_str content_hash,
                              struct mbr_str node_id,
                              bool has_until,
@@ -2988,16 +3164,19 @@ uint32_t mbr_op_delete_write(struct mbr_str content_hash,
 /**
  * The crate version, e.g. `"0.1.0"`. Never NULL; the string is static.
  */
+MBR_NODISCARD MBR_API
 const char *mbr_version(void);
 
 /**
  * The C ABI version of the library (`MBR_ABI_VERSION` of the header it was built with).
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_abi_version(void);
 
 /**
  * The defaults: no padding (`align` 1, `base` 0), the default identity limit.
  */
+MBR_NODISCARD MBR_API
 struct mbr_write_options mbr_write_options_default(void);
 
 /**
@@ -3012,6 +3191,7 @@ struct mbr_write_options mbr_write_options_default(void);
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` and
  * `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_plan(const struct mbr_identity *identity,
                         uint64_t payload_len,
                         struct mbr_write_options options,
@@ -3030,6 +3210,7 @@ uint32_t mbr_frame_plan(const struct mbr_identity *identity,
  * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` and
  * `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_encoded_len(const struct mbr_identity *identity,
                                uint64_t payload_len,
                                uint64_t *out_len,
@@ -3044,6 +3225,7 @@ uint32_t mbr_frame_encoded_len(const struct mbr_identity *identity,
  * # Safety
  * As `mbr_frame_encoded_len`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_head_len(const struct mbr_identity *identity,
                             uint64_t payload_len,
                             size_t *out_len,
@@ -3060,6 +3242,7 @@ uint32_t mbr_frame_head_len(const struct mbr_identity *identity,
  * # Safety
  * As `mbr_frame_encoded_len`, and `buf` is NULL or points to `capacity` writable bytes.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_write_head(const struct mbr_identity *identity,
                               uint64_t payload_len,
                               uint8_t *buf,
@@ -3076,6 +3259,7 @@ uint32_t mbr_frame_write_head(const struct mbr_identity *identity,
  * # Safety
  * As `mbr_frame_write_head`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_write_head_with(const struct mbr_identity *identity,
                                    uint64_t payload_len,
                                    struct mbr_write_options options,
@@ -3095,6 +3279,7 @@ uint32_t mbr_frame_write_head_with(const struct mbr_identity *identity,
  * As `mbr_frame_write_head`, and `payload` is NULL or points to `payload_len` readable
  * bytes that do not overlap `buf`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_encode(const struct mbr_identity *identity,
                           const uint8_t *payload,
                           size_t payload_len,
@@ -3111,6 +3296,7 @@ uint32_t mbr_frame_encode(const struct mbr_identity *identity,
  * # Safety
  * As `mbr_frame_encode`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_frame_encode_with(const struct mbr_identity *identity,
                                const uint8_t *payload,
                                size_t payload_len,
@@ -3135,6 +3321,7 @@ uint32_t mbr_frame_encode_with(const struct mbr_identity *identity,
  * `mbr_chunked_writer_finish`; `callback` is safe to call with `userdata` until then;
  * `error` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_chunked_writer_begin(struct mbr_chunked_writer *writer,
                                   const struct mbr_identity *identity,
                                   uint64_t payload_len,
@@ -3150,6 +3337,7 @@ uint32_t mbr_chunked_writer_begin(struct mbr_chunked_writer *writer,
  * # Safety
  * As `mbr_chunked_writer_begin`.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_chunked_writer_begin_with(struct mbr_chunked_writer *writer,
                                        const struct mbr_identity *identity,
                                        uint64_t payload_len,
@@ -3169,6 +3357,7 @@ uint32_t mbr_chunked_writer_begin_with(struct mbr_chunked_writer *writer,
  * `writer` is NULL or points to an `mbr_chunked_writer` not in use by another call;
  * `chunk` is NULL or points to `len` readable bytes; `error` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_chunked_writer_write(struct mbr_chunked_writer *writer,
                                   const uint8_t *chunk,
                                   size_t len,
@@ -3183,6 +3372,7 @@ uint32_t mbr_chunked_writer_write(struct mbr_chunked_writer *writer,
  * `writer` is NULL or points to an `mbr_chunked_writer` not being written meanwhile;
  * `out` is NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_chunked_writer_remaining(const struct mbr_chunked_writer *writer,
                                       uint64_t *out);
 
@@ -3197,6 +3387,7 @@ uint32_t mbr_chunked_writer_remaining(const struct mbr_chunked_writer *writer,
  * `writer` is NULL or points to an `mbr_chunked_writer` not in use by another call;
  * `out` and `error` are each NULL or writable.
  */
+MBR_NODISCARD MBR_API
 uint32_t mbr_chunked_writer_finish(struct mbr_chunked_writer *writer,
                                    struct mbr_chunked_outcome *out,
                                    struct mbr_error *error);
@@ -3211,6 +3402,10 @@ uint32_t mbr_chunked_writer_finish(struct mbr_chunked_writer *writer,
  * (once: cbindgen puts this after the include guard, and C99 forbids repeating a typedef). */
 #ifndef MEMBRANE_FRAME_H_ABI_CHECKS
 #define MEMBRANE_FRAME_H_ABI_CHECKS
+/* "0.1.0": the version this header describes, as text (MBR_VERSION_NUMBER for #if). */
+#define MBR_VERSION_STRINGIFY_(x) #x
+#define MBR_VERSION_STRINGIFY(x) MBR_VERSION_STRINGIFY_(x)
+#define MBR_VERSION_STRING MBR_VERSION_STRINGIFY(MBR_VERSION_MAJOR) "." MBR_VERSION_STRINGIFY(MBR_VERSION_MINOR) "." MBR_VERSION_STRINGIFY(MBR_VERSION_PATCH)
 /* Bytes of caller storage that hold at least n slots of a tombstone table, a ref-count
  * table or a node list, whatever the alignment of the memory (the init calls align it). */
 #define MBR_TOMBSTONE_STORAGE_BYTES(n) ((size_t)(n) * MBR_TOMBSTONE_SLOT_SIZE + MBR_TOMBSTONE_SLOT_ALIGN)

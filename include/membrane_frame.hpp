@@ -2,18 +2,24 @@
  * membrane_frame.hpp: a header-only C++17 wrapper over the C ABI in membrane_frame.h.
  *
  * Hand-written (not generated). Same rules as the C ABI (docs/c-abi.md):
- *  - nothing here allocates except the few helpers that return std::string or
- *    std::vector (marked "allocates");
- *  - views (Bytes, FrameView, Identity, Envelope) point into buffers the caller keeps
- *    alive;
- *  - errors are values: Result<T> holds a T or an Error (code, class, offset, field,
- *    message). Result::value() on an error throws membrane::Exception when exceptions
- *    are enabled and calls std::abort() when they are not (-fno-exceptions); check
- *    ok() first to never need either.
+ *  - nothing here allocates except the helpers that return std::string, std::vector or
+ *    OwnedIdentity (marked "allocates");
+ *  - views (Bytes, Span, FrameView, Identity, Envelope) point into buffers the caller
+ *    keeps alive. Where a view of a temporary would dangle (a digest's hex(), parsing an
+ *    owning container returned by value, an owned identity's view) the overload is
+ *    deleted, and clang's lifetimebound analysis marks the rest;
+ *  - errors are values: Result<T> holds a T or a 16-byte Error (code, field, offset),
+ *    and a success costs nothing beyond the C call: no library call, no message. The
+ *    message is built when asked for. Result::value() on an error throws
+ *    membrane::Exception (a std::system_error) when exceptions are enabled and calls
+ *    std::abort() when they are not (-fno-exceptions); check ok() first to never need
+ *    either;
+ *  - levels, modes, fields, dtypes and codes are enum classes: a mode where a level is
+ *    expected does not compile. Code is a std::error_code enum.
  *
- *   auto frame = membrane::FrameView::parse(buf, membrane::ReadOptions().level(MBR_LEVEL_FULL));
- *   if (!frame) { std::fprintf(stderr, "%s\n", frame.error().message().data()); return 1; }
- *   auto model = frame->identity()->string(MBR_FIELD_MODEL_ID);
+ *   auto frame = membrane::FrameView::parse(buf, membrane::ReadOptions().level(membrane::Level::full));
+ *   if (!frame) { std::fprintf(stderr, "%s\n", frame.error().message().c_str()); return 1; }
+ *   auto model = frame->identity()->view(membrane::Field::model_id);
  */
 #ifndef MEMBRANE_FRAME_HPP
 #define MEMBRANE_FRAME_HPP
@@ -23,21 +29,45 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <memory>
+#include <new>
 #include <optional>
 #if __cplusplus >= 202002L && __has_include(<span>)
 #include <span>
 #endif
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
 #define MEMBRANE_FRAME_HPP_EXCEPTIONS 1
-#include <stdexcept>
+#endif
+
+/// The C++ wrapper's version: the C header's (MBR_VERSION_*), which it ships with.
+#define MEMBRANE_FRAME_HPP_VERSION MBR_VERSION_NUMBER
+
+/// Marks a parameter whose referent the returned view points into, so that clang warns
+/// (-Wdangling) when it is a temporary. Empty where the compiler has no such analysis.
+#if defined(__has_cpp_attribute)
+#if __has_cpp_attribute(clang::lifetimebound)
+#define MBR_LIFETIMEBOUND [[clang::lifetimebound]]
+#endif
+#endif
+#ifndef MBR_LIFETIMEBOUND
+#define MBR_LIFETIMEBOUND
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MEMBRANE_FRAME_HPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define MEMBRANE_FRAME_HPP_UNLIKELY(x) (x)
 #endif
 
 namespace membrane {
@@ -54,135 +84,404 @@ static_assert(sizeof(mbr_envelope) == MBR_ENVELOPE_SIZE && alignof(mbr_envelope)
               "mbr_envelope storage");
 
 /* ---------------------------------------------------------------------------------- */
-/* Byte ranges                                                                        */
+/* Typed numbers: the C header's MBR_* constants as enum classes                       */
 
-/// Read-only bytes: pointer and length (a span). Does not own what it points to.
-struct Bytes {
-    const std::uint8_t *data = nullptr;
-    std::size_t size = 0;
-
-    constexpr Bytes() noexcept = default;
-    constexpr Bytes(const std::uint8_t *d, std::size_t n) noexcept : data(d), size(n) {}
-    Bytes(const void *d, std::size_t n) noexcept : data(static_cast<const std::uint8_t *>(d)), size(n) {}
-    Bytes(std::string_view text) noexcept : Bytes(text.data(), text.size()) {}
-    template <class Traits, class A>
-    Bytes(const std::basic_string<char, Traits, A> &text) noexcept : Bytes(text.data(), text.size()) {}
-    template <class T, class A>
-    Bytes(const std::vector<T, A> &v) noexcept : Bytes(v.data(), v.size() * sizeof(T)) {
-        static_assert(std::is_trivially_copyable<T>::value, "Bytes over a vector of plain values");
-    }
-
-    constexpr const std::uint8_t *begin() const noexcept { return data; }
-    constexpr const std::uint8_t *end() const noexcept { return data + size; }
-    constexpr bool empty() const noexcept { return size == 0; }
-    std::string_view as_string_view() const noexcept {
-        return std::string_view(reinterpret_cast<const char *>(data), size);
-    }
-    /// The first `n` bytes (n <= size).
-    constexpr Bytes first(std::size_t n) const noexcept { return Bytes(data, n); }
-    /// The bytes from `offset` on (offset <= size).
-    constexpr Bytes subspan(std::size_t offset) const noexcept { return Bytes(data + offset, size - offset); }
+/// A status: MBR_OK, a SPEC §8 code, a usage code (100..107) or MBR_PANIC.
+enum class Code : std::uint32_t {
+    ok = MBR_OK,
+    too_short = MBR_TOO_SHORT,
+    bad_magic = MBR_BAD_MAGIC,
+    legacy_frame = MBR_LEGACY_FRAME,
+    schema_mismatch = MBR_SCHEMA_MISMATCH,
+    reserved_nonzero = MBR_RESERVED_NONZERO,
+    identity_overrun = MBR_IDENTITY_OVERRUN,
+    identity_too_large = MBR_IDENTITY_TOO_LARGE,
+    identity_json = MBR_IDENTITY_JSON,
+    identity_field = MBR_IDENTITY_FIELD,
+    payload_overrun = MBR_PAYLOAD_OVERRUN,
+    trailing_bytes = MBR_TRAILING_BYTES,
+    trailer_mismatch = MBR_TRAILER_MISMATCH,
+    payload_hash_mismatch = MBR_PAYLOAD_HASH_MISMATCH,
+    envelope_json = MBR_ENVELOPE_JSON,
+    envelope_version = MBR_ENVELOPE_VERSION,
+    envelope_missing_field = MBR_ENVELOPE_MISSING_FIELD,
+    envelope_field = MBR_ENVELOPE_FIELD,
+    snapshot_json = MBR_SNAPSHOT_JSON,
+    snapshot_version = MBR_SNAPSHOT_VERSION,
+    snapshot_field = MBR_SNAPSHOT_FIELD,
+    stale_epoch = MBR_STALE_EPOCH,
+    tombstone_json = MBR_TOMBSTONE_JSON,
+    tombstone_field = MBR_TOMBSTONE_FIELD,
+    proto_decode = MBR_PROTO_DECODE,
+    proto_field = MBR_PROTO_FIELD,
+    chunk_sequence = MBR_CHUNK_SEQUENCE,
+    chunk_digest = MBR_CHUNK_DIGEST,
+    null_pointer = MBR_NULL_POINTER,
+    buffer_too_small = MBR_BUFFER_TOO_SMALL,
+    length_mismatch = MBR_LENGTH_MISMATCH,
+    table_full = MBR_TABLE_FULL,
+    io = MBR_IO,
+    invalid_argument = MBR_INVALID_ARGUMENT,
+    invalid_state = MBR_INVALID_STATE,
+    misaligned = MBR_MISALIGNED,
+    panic = MBR_PANIC,
 };
 
-/// Writable bytes: pointer and length. Does not own what it points to.
-struct MutableBytes {
-    std::uint8_t *data = nullptr;
-    std::size_t size = 0;
-
-    constexpr MutableBytes() noexcept = default;
-    constexpr MutableBytes(std::uint8_t *d, std::size_t n) noexcept : data(d), size(n) {}
-    MutableBytes(std::vector<std::uint8_t> &v) noexcept : MutableBytes(v.data(), v.size()) {}
-    template <std::size_t N>
-    constexpr MutableBytes(std::array<std::uint8_t, N> &a) noexcept : MutableBytes(a.data(), N) {}
+/// What a caller does about an error: schema (do not retry; maybe migrate), corrupt
+/// (damaged bytes), usage (a bug in the call), io.
+enum class ErrorClass : std::uint32_t {
+    none = MBR_CLASS_NONE,
+    schema = MBR_CLASS_SCHEMA,
+    corrupt = MBR_CLASS_CORRUPT,
+    usage = MBR_CLASS_USAGE,
+    io = MBR_CLASS_IO,
 };
+
+/// How much a reader checks (SPEC §1.2).
+enum class Level : std::uint32_t {
+    layout = MBR_LEVEL_LAYOUT,
+    identity = MBR_LEVEL_IDENTITY,
+    trailer = MBR_LEVEL_TRAILER,
+    full = MBR_LEVEL_FULL,
+};
+
+/// Exactly one frame in the buffer, or a frame at its start followed by more bytes.
+enum class Mode : std::uint32_t {
+    exact = MBR_MODE_EXACT,
+    prefix = MBR_MODE_PREFIX,
+};
+
+/// An identity field (SPEC §2.1). `none`: an error about no field, or about one that is
+/// not an identity field (an argument, an envelope field: the C call's mbr_error names it).
+enum class Field : std::uint32_t {
+    payload_hash = MBR_FIELD_PAYLOAD_HASH,
+    model_id = MBR_FIELD_MODEL_ID,
+    model_revision = MBR_FIELD_MODEL_REVISION,
+    tokenizer_name = MBR_FIELD_TOKENIZER_NAME,
+    tokenizer_revision = MBR_FIELD_TOKENIZER_REVISION,
+    layer_range = MBR_FIELD_LAYER_RANGE,
+    head_range = MBR_FIELD_HEAD_RANGE,
+    token_span = MBR_FIELD_TOKEN_SPAN,
+    dtype = MBR_FIELD_DTYPE,
+    shape = MBR_FIELD_SHAPE,
+    none = 0xffffffffu,
+};
+
+/// A tensor element type (SPEC §2.2).
+enum class Dtype : std::uint32_t {
+    float16 = MBR_DTYPE_FLOAT16,
+    bfloat16 = MBR_DTYPE_BFLOAT16,
+    float32 = MBR_DTYPE_FLOAT32,
+    float64 = MBR_DTYPE_FLOAT64,
+    int8 = MBR_DTYPE_INT8,
+    int16 = MBR_DTYPE_INT16,
+    int32 = MBR_DTYPE_INT32,
+    int64 = MBR_DTYPE_INT64,
+    uint8 = MBR_DTYPE_UINT8,
+    fp8_e4m3 = MBR_DTYPE_FP8_E4M3,
+    fp8_e5m2 = MBR_DTYPE_FP8_E5M2,
+    nf4 = MBR_DTYPE_NF4,
+};
+
+/// An envelope's consistency (SPEC §3.1).
+enum class Consistency : std::uint32_t {
+    strong = MBR_CONSISTENCY_STRONG,
+    quorum = MBR_CONSISTENCY_QUORUM,
+    eventual = MBR_CONSISTENCY_EVENTUAL,
+};
+
+/// An envelope's string fields.
+enum class EnvelopeField : std::uint32_t {
+    tenant_id = MBR_ENVELOPE_FIELD_TENANT_ID,
+    payload_ref = MBR_ENVELOPE_FIELD_PAYLOAD_REF,
+    consistency = MBR_ENVELOPE_FIELD_CONSISTENCY,
+    fingerprint_compat = MBR_ENVELOPE_FIELD_FINGERPRINT_COMPAT,
+};
+
+/// What a migration found (SPEC §7).
+enum class MigrationKind : std::uint32_t {
+    already_v5 = MBR_MIGRATION_ALREADY_V5,
+    legacy = MBR_MIGRATION_LEGACY,
+    half_migrated = MBR_MIGRATION_HALF_MIGRATED,
+};
+
+/// The C number of a typed value (for the C functions).
+template <class E, class = std::enable_if_t<std::is_enum<E>::value>>
+constexpr std::uint32_t to_c(E value) noexcept {
+    return static_cast<std::uint32_t>(value);
+}
+
+/// "trailer_mismatch", ... (static).
+inline std::string_view name(Code code) noexcept { return mbr_status_name(to_c(code)); }
+/// "float16", ... (static).
+inline std::string_view name(Dtype dtype) noexcept { return mbr_dtype_name(to_c(dtype)); }
+/// "layer_range", ... ("unknown" for Field::none; static).
+inline std::string_view name(Field field) noexcept { return mbr_field_name(to_c(field)); }
+/// "strong", ... (static).
+inline std::string_view name(Consistency consistency) noexcept { return mbr_consistency_name(to_c(consistency)); }
+/// "schema", "corrupt", ... (static).
+inline std::string_view name(ErrorClass error_class) noexcept { return mbr_class_name(to_c(error_class)); }
+/// One-line description of a status (static).
+inline std::string_view description(Code code) noexcept { return mbr_status_str(to_c(code)); }
 
 /* ---------------------------------------------------------------------------------- */
-/* Errors                                                                             */
+/* Byte ranges                                                                        */
 
-/// Name of a status: "ok", "trailer_mismatch", ... (static).
-inline std::string_view status_name(std::uint32_t status) noexcept { return mbr_status_name(status); }
-/// One-line description of a status (static).
-inline std::string_view status_str(std::uint32_t status) noexcept { return mbr_status_str(status); }
+namespace detail {
+template <class R>
+using data_t = decltype(std::data(std::declval<R &>()));
+
+/// A contiguous range: std::data and std::size work on it and std::data is a pointer.
+template <class R, class = void>
+struct is_contiguous : std::false_type {};
+template <class R>
+struct is_contiguous<R, std::void_t<data_t<R>, decltype(std::size(std::declval<R &>()))>>
+    : std::is_pointer<data_t<R>> {};
+
+template <class R>
+using element_t = std::remove_pointer_t<data_t<R>>;
+
+/// A type that refers to memory it does not own (copying it copies the reference).
+template <class R>
+struct is_view : std::false_type {};
+template <class C, class Tr>
+struct is_view<std::basic_string_view<C, Tr>> : std::true_type {};
+#if defined(__cpp_lib_span)
+template <class T, std::size_t N>
+struct is_view<std::span<T, N>> : std::true_type {};
+#endif
+
+/// An rvalue owning container (a std::vector or std::string returned by value): a view
+/// of it dangles at the end of the full expression.
+template <class R>
+struct is_owning_rvalue
+    : std::integral_constant<bool, !std::is_lvalue_reference<R>::value &&
+                                       is_contiguous<std::remove_reference_t<R>>::value &&
+                                       !is_view<std::remove_cv_t<std::remove_reference_t<R>>>::value> {};
+template <class R>
+using if_owning_rvalue = std::enable_if_t<is_owning_rvalue<R>::value, int>;
+} // namespace detail
+
+/// Read-only bytes: pointer and length (a span). Does not own what it points to. Made
+/// from any contiguous range of plain values (std::vector<std::uint16_t>,
+/// std::string_view, std::span, std::array, a C array), from a C string (its NUL left
+/// out) or from a pointer and a length.
+class Bytes {
+  public:
+    constexpr Bytes() noexcept = default;
+    constexpr Bytes(const std::uint8_t *data, std::size_t size) noexcept : data_(data), size_(size) {}
+    Bytes(const void *data, std::size_t size) noexcept : data_(static_cast<const std::uint8_t *>(data)), size_(size) {}
+    Bytes(std::string_view text) noexcept : Bytes(text.data(), text.size()) {}
+    /// A C string (a string literal, say): the bytes before its NUL.
+    Bytes(const char *c_string) noexcept : Bytes(c_string, std::strlen(c_string)) {}
+    template <class R, class = std::enable_if_t<detail::is_contiguous<R>::value &&
+                                                !std::is_array<std::remove_reference_t<R>>::value>>
+    Bytes(R &&range) noexcept
+        : Bytes(static_cast<const void *>(std::data(range)), std::size(range) * sizeof(detail::element_t<R>)) {
+        static_assert(std::is_trivially_copyable<detail::element_t<R>>::value, "Bytes over plain values");
+    }
+    template <class T, std::size_t N, class = std::enable_if_t<!std::is_same<std::remove_cv_t<T>, char>::value>>
+    Bytes(T (&array)[N]) noexcept : Bytes(static_cast<const void *>(array), N * sizeof(T)) {
+        static_assert(std::is_trivially_copyable<T>::value, "Bytes over plain values");
+    }
+
+    constexpr const std::uint8_t *data() const noexcept { return data_; }
+    constexpr std::size_t size() const noexcept { return size_; }
+    constexpr bool empty() const noexcept { return size_ == 0; }
+    constexpr const std::uint8_t *begin() const noexcept { return data_; }
+    constexpr const std::uint8_t *end() const noexcept { return data_ + size_; }
+    constexpr const std::uint8_t &operator[](std::size_t i) const noexcept { return data_[i]; }
+    std::string_view as_string_view() const noexcept {
+        return std::string_view(reinterpret_cast<const char *>(data_), size_);
+    }
+    /// The first `n` bytes (n <= size()).
+    constexpr Bytes first(std::size_t n) const noexcept { return Bytes(data_, n); }
+    /// The bytes from `offset` on (offset <= size()).
+    constexpr Bytes subspan(std::size_t offset) const noexcept { return Bytes(data_ + offset, size_ - offset); }
+#if defined(__cpp_lib_span)
+    operator std::span<const std::uint8_t>() const noexcept { return {data_, size_}; }
+#endif
+
+  private:
+    const std::uint8_t *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+/// Writable bytes: pointer and length. Does not own what it points to. Made from any
+/// writable contiguous range of plain values (an lvalue: std::vector<std::uint8_t>&,
+/// std::array&, std::span<std::uint8_t>, a C array) or from a pointer and a length.
+class MutableBytes {
+  public:
+    constexpr MutableBytes() noexcept = default;
+    constexpr MutableBytes(std::uint8_t *data, std::size_t size) noexcept : data_(data), size_(size) {}
+    MutableBytes(void *data, std::size_t size) noexcept : data_(static_cast<std::uint8_t *>(data)), size_(size) {}
+    template <class R, class = std::enable_if_t<detail::is_contiguous<R>::value &&
+                                                !std::is_const<detail::element_t<R>>::value &&
+                                                (std::is_lvalue_reference<R>::value ||
+                                                 detail::is_view<std::remove_cv_t<std::remove_reference_t<R>>>::value)>>
+    MutableBytes(R &&range) noexcept
+        : MutableBytes(static_cast<void *>(std::data(range)), std::size(range) * sizeof(detail::element_t<R>)) {
+        static_assert(std::is_trivially_copyable<detail::element_t<R>>::value, "MutableBytes over plain values");
+    }
+
+    constexpr std::uint8_t *data() const noexcept { return data_; }
+    constexpr std::size_t size() const noexcept { return size_; }
+    constexpr bool empty() const noexcept { return size_ == 0; }
+    constexpr std::uint8_t *begin() const noexcept { return data_; }
+    constexpr std::uint8_t *end() const noexcept { return data_ + size_; }
+    operator Bytes() const noexcept { return Bytes(data_, size_); }
+#if defined(__cpp_lib_span)
+    operator std::span<std::uint8_t>() const noexcept { return {data_, size_}; }
+#endif
+
+  private:
+    std::uint8_t *data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 /// A read-only run of `T` in place (std::span<const T> where C++20 has it: the two
-/// convert into each other). Does not own what it points to.
+/// convert into each other). Does not own what it points to; made from an lvalue
+/// contiguous range of T, or a view.
 template <class T>
 class Span {
   public:
-    Span() noexcept = default;
-    Span(const T *data, std::size_t size) noexcept : data_(data), size_(size) {}
+    constexpr Span() noexcept = default;
+    constexpr Span(const T *data, std::size_t size) noexcept : data_(data), size_(size) {}
+    template <class R, class = std::enable_if_t<
+                           detail::is_contiguous<R>::value &&
+                           std::is_same<std::remove_cv_t<detail::element_t<R>>, T>::value &&
+                           (std::is_lvalue_reference<R>::value ||
+                            detail::is_view<std::remove_cv_t<std::remove_reference_t<R>>>::value)>>
+    constexpr Span(R &&range) noexcept : data_(std::data(range)), size_(std::size(range)) {}
 #if defined(__cpp_lib_span)
-    Span(std::span<const T> span) noexcept : data_(span.data()), size_(span.size()) {}
     operator std::span<const T>() const noexcept { return std::span<const T>(data_, size_); }
 #endif
-    const T *data() const noexcept { return data_; }
-    std::size_t size() const noexcept { return size_; }
-    bool empty() const noexcept { return size_ == 0; }
-    const T *begin() const noexcept { return data_; }
-    const T *end() const noexcept { return data_ + size_; }
-    const T &operator[](std::size_t i) const noexcept { return data_[i]; }
+    constexpr const T *data() const noexcept { return data_; }
+    constexpr std::size_t size() const noexcept { return size_; }
+    constexpr bool empty() const noexcept { return size_ == 0; }
+    constexpr const T *begin() const noexcept { return data_; }
+    constexpr const T *end() const noexcept { return data_ + size_; }
+    constexpr const T &operator[](std::size_t i) const noexcept { return data_[i]; }
 
   private:
     const T *data_ = nullptr;
     std::size_t size_ = 0;
 };
 
-/// Why a call failed: the status and, where the call reports them, offset, field and
-/// a one-line message. Plain data (an mbr_error); cheap to copy.
+namespace detail {
+template <class T>
+struct is_view<Span<T>> : std::true_type {};
+template <>
+struct is_view<Bytes> : std::true_type {};
+template <>
+struct is_view<MutableBytes> : std::true_type {};
+} // namespace detail
+
+/* ---------------------------------------------------------------------------------- */
+/* Errors                                                                             */
+
+/// The std::error_category of Code ("membrane"): std::error_code(Code::...) works.
+class ErrorCategory final : public std::error_category {
+  public:
+    const char *name() const noexcept override { return "membrane"; }
+    std::string message(int code) const override { return mbr_status_str(static_cast<std::uint32_t>(code)); }
+};
+inline const std::error_category &error_category() noexcept {
+    static const ErrorCategory category;
+    return category;
+}
+inline std::error_code make_error_code(Code code) noexcept {
+    return std::error_code(static_cast<int>(code), error_category());
+}
+
+/// Why a call failed: its code, the identity field it concerns (if any) and the byte
+/// offset (if any). 16 bytes of plain data; the text is made only when asked for.
 class Error {
   public:
-    Error() noexcept : detail_() { set_status(MBR_OK); }
-    explicit Error(std::uint32_t status) noexcept : detail_() { set_status(status); }
-    /// From the detail a C call filled (status must be non-zero).
-    explicit Error(const mbr_error &detail) noexcept : detail_(detail) {}
-
-    std::uint32_t status() const noexcept { return detail_.status; }
-    /// "trailer_mismatch", ...
-    std::string_view name() const noexcept { return status_name(detail_.status); }
-    /// MBR_CLASS_SCHEMA (do not retry; maybe migrate), MBR_CLASS_CORRUPT (damaged
-    /// bytes), MBR_CLASS_USAGE, MBR_CLASS_IO.
-    std::uint32_t error_class() const noexcept { return detail_.error_class; }
-    std::string_view class_name() const noexcept { return mbr_class_name(detail_.error_class); }
-    bool is_schema() const noexcept { return detail_.error_class == MBR_CLASS_SCHEMA; }
-    bool is_corrupt() const noexcept { return detail_.error_class == MBR_CLASS_CORRUPT; }
-    /// The byte offset concerned, if any.
-    std::optional<std::uint64_t> offset() const noexcept {
-        if (detail_.offset == MBR_NO_OFFSET) return std::nullopt;
-        return detail_.offset;
+    constexpr Error() noexcept = default;
+    constexpr explicit Error(Code code, Field field = Field::none, std::uint64_t offset = MBR_NO_OFFSET) noexcept
+        : code_(code), field_(field), offset_(offset) {}
+    /// MBR_BUFFER_TOO_SMALL with the length needed.
+    static constexpr Error buffer_too_small(std::uint64_t needed) noexcept {
+        return Error(Code::buffer_too_small, Field::none, needed);
     }
-    /// The field or argument concerned ("" if none).
-    std::string_view field() const noexcept { return detail_.field; }
-    /// For MBR_BUFFER_TOO_SMALL: the bytes needed, when known (else 0).
-    std::uint64_t needed() const noexcept { return detail_.needed; }
-    /// The whole error in one line (NUL-terminated, so .data() works as a C string).
-    std::string_view message() const noexcept { return detail_.message; }
-    const mbr_error &c_error() const noexcept { return detail_; }
+    /// From a C status and the mbr_error the call filled (or did not).
+    static Error from_c(std::uint32_t status, const mbr_error &detail) noexcept {
+        if (detail.status != status) return Error(static_cast<Code>(status));
+        if (status == MBR_BUFFER_TOO_SMALL) return buffer_too_small(detail.needed);
+        return Error(static_cast<Code>(status), field_named(detail.field), detail.offset);
+    }
+
+    constexpr Code code() const noexcept { return code_; }
+    constexpr std::uint32_t status() const noexcept { return static_cast<std::uint32_t>(code_); }
+    constexpr bool ok() const noexcept { return code_ == Code::ok; }
+    /// "trailer_mismatch", ...
+    std::string_view name() const noexcept { return membrane::name(code_); }
+    ErrorClass error_class() const noexcept { return static_cast<ErrorClass>(mbr_status_class(status())); }
+    bool is_schema() const noexcept { return error_class() == ErrorClass::schema; }
+    bool is_corrupt() const noexcept { return error_class() == ErrorClass::corrupt; }
+    /// The identity field concerned, or Field::none.
+    constexpr Field field() const noexcept { return field_; }
+    /// The byte offset concerned, if any.
+    constexpr std::optional<std::uint64_t> offset() const noexcept {
+        if (code_ == Code::buffer_too_small || offset_ == MBR_NO_OFFSET) return std::nullopt;
+        return offset_;
+    }
+    /// For Code::buffer_too_small: the bytes needed, when known (else 0).
+    constexpr std::uint64_t needed() const noexcept { return code_ == Code::buffer_too_small ? offset_ : 0; }
+    std::error_code error_code() const noexcept { return make_error_code(code_); }
+
+    /// The error in one line ("identity_field at byte 71 (layer_range): <what the code
+    /// means>") into `buf`, NUL-terminated and cut to fit; returns the full length.
+    std::size_t format(char *buf, std::size_t capacity) const noexcept {
+        char at[48] = "";
+        if (offset()) std::snprintf(at, sizeof at, " at byte %llu", static_cast<unsigned long long>(*offset()));
+        char in[48] = "";
+        if (field_ != Field::none) std::snprintf(in, sizeof in, " (%s)", mbr_field_name(to_c(field_)));
+        char more[48] = "";
+        if (needed() != 0) std::snprintf(more, sizeof more, " (%llu bytes needed)", static_cast<unsigned long long>(needed()));
+        int n = std::snprintf(buf, capacity, "%s%s%s%s: %s", mbr_status_name(status()), at, in, more,
+                              mbr_status_str(status()));
+        return n < 0 ? 0 : static_cast<std::size_t>(n);
+    }
+    /// The error in one line (allocates).
+    std::string message() const {
+        char line[256];
+        std::size_t n = format(line, sizeof line);
+        return std::string(line, n < sizeof line ? n : sizeof line - 1);
+    }
+
+    friend constexpr bool operator==(const Error &a, const Error &b) noexcept {
+        return a.code_ == b.code_ && a.field_ == b.field_ && a.offset_ == b.offset_;
+    }
+    friend constexpr bool operator!=(const Error &a, const Error &b) noexcept { return !(a == b); }
 
   private:
-    void set_status(std::uint32_t status) noexcept {
-        detail_.status = status;
-        detail_.error_class = mbr_status_class(status);
-        detail_.offset = MBR_NO_OFFSET;
-        detail_.needed = 0;
-        const char *name = mbr_status_name(status);
-        std::size_t n = std::strlen(name);
-        if (n >= sizeof detail_.message) n = sizeof detail_.message - 1;
-        std::memcpy(detail_.message, name, n);
-        detail_.message[n] = '\0';
+    static Field field_named(const char *field) noexcept {
+        for (std::uint32_t f = MBR_FIELD_PAYLOAD_HASH; f <= MBR_FIELD_SHAPE; f++) {
+            if (std::strcmp(field, mbr_field_name(f)) == 0) return static_cast<Field>(f);
+        }
+        return Field::none;
     }
-    mbr_error detail_;
+    Code code_ = Code::ok;
+    Field field_ = Field::none;
+    std::uint64_t offset_ = MBR_NO_OFFSET;
 };
+static_assert(sizeof(Error) == 16, "Error is 16 bytes");
 
 #ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS
 /// Thrown by Result::value() on an error (only when exceptions are enabled).
-class Exception : public std::runtime_error {
+class Exception : public std::system_error {
   public:
-    explicit Exception(const Error &error) : std::runtime_error(std::string(error.message())), error_(error) {}
+    explicit Exception(const Error &error) : std::system_error(error.error_code(), error.message()), error_(error) {}
     const Error &error() const noexcept { return error_; }
 
   private:
     Error error_;
 };
+#define MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT
+#else
+#define MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT noexcept
 #endif
 
 namespace detail {
@@ -194,63 +493,160 @@ namespace detail {
     std::abort();
 #endif
 }
+
+struct in_place_t {};
+struct uninitialized_t {};
+struct result_access;
+
+template <class T>
+constexpr bool trivial_v = std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value;
+
+/// What an error keeps in the value's place: the bytes needed for buffer_too_small,
+/// else the offset.
+inline std::uint64_t raw_slot(const Error &error) noexcept {
+    return error.code() == Code::buffer_too_small ? error.needed() : error.offset().value_or(MBR_NO_OFFSET);
+}
+
+/// The storage of a Result: the code, the error's field, and the value or the error's
+/// offset in one union. Trivially copyable when T is, so that a Result<std::uint32_t>
+/// (16 bytes) comes back in registers.
+template <class T, bool Trivial = trivial_v<T>>
+class result_storage {
+  protected:
+    result_storage(T &&value) noexcept : code_(Code::ok), field_(Field::none), value_(std::move(value)) {}
+    result_storage(const T &value) noexcept : code_(Code::ok), field_(Field::none), value_(value) {}
+    template <class... A>
+    result_storage(in_place_t, A &&...args) noexcept : code_(Code::ok), field_(Field::none), value_(std::forward<A>(args)...) {}
+    result_storage(const Error &error) noexcept : code_(error.code()), field_(error.field()), offset_(raw_slot(error)) {}
+
+    Code code_;
+    Field field_;
+    union {
+        T value_;
+        std::uint64_t offset_;
+    };
+};
+
+template <class T>
+class result_storage<T, false> {
+  protected:
+    result_storage(T &&value) noexcept(std::is_nothrow_move_constructible<T>::value)
+        : code_(Code::ok), field_(Field::none) {
+        ::new (static_cast<void *>(&value_)) T(std::move(value));
+    }
+    result_storage(const T &value) : code_(Code::ok), field_(Field::none) { ::new (static_cast<void *>(&value_)) T(value); }
+    result_storage(const Error &error) noexcept : code_(error.code()), field_(error.field()), offset_(raw_slot(error)) {}
+    result_storage(const result_storage &other) : code_(other.code_), field_(other.field_) {
+        if (code_ == Code::ok)
+            ::new (static_cast<void *>(&value_)) T(other.value_);
+        else
+            offset_ = other.offset_;
+    }
+    result_storage(result_storage &&other) noexcept(std::is_nothrow_move_constructible<T>::value)
+        : code_(other.code_), field_(other.field_) {
+        if (code_ == Code::ok)
+            ::new (static_cast<void *>(&value_)) T(std::move(other.value_));
+        else
+            offset_ = other.offset_;
+    }
+    result_storage &operator=(const result_storage &other) {
+        if (this != &other) {
+            destroy();
+            ::new (static_cast<void *>(this)) result_storage(other);
+        }
+        return *this;
+    }
+    result_storage &operator=(result_storage &&other) noexcept(std::is_nothrow_move_constructible<T>::value) {
+        if (this != &other) {
+            destroy();
+            ::new (static_cast<void *>(this)) result_storage(std::move(other));
+        }
+        return *this;
+    }
+    ~result_storage() { destroy(); }
+
+    void destroy() noexcept {
+        if (code_ == Code::ok) value_.~T();
+    }
+    Code code_;
+    Field field_;
+    union {
+        T value_;
+        std::uint64_t offset_;
+    };
+};
 } // namespace detail
 
-/// A T or an Error.
+/// A T or an Error. ok() is one comparison; the error is built when asked for.
 template <class T>
-class [[nodiscard]] Result {
-  public:
-    Result(T value) : value_(std::move(value)) {}
-    Result(Error error) : error_(error) {}
+class [[nodiscard]] Result : private detail::result_storage<T> {
+    using base = detail::result_storage<T>;
+    friend struct detail::result_access;
 
-    bool ok() const noexcept { return value_.has_value(); }
-    explicit operator bool() const noexcept { return ok(); }
-    /// The status: MBR_OK or the error's.
-    std::uint32_t status() const noexcept { return ok() ? MBR_OK : error_.status(); }
-    /// The error (status MBR_OK when there is none).
-    const Error &error() const noexcept { return error_; }
+  public:
+    using value_type = T;
+    Result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : base(std::move(value)) {}
+    Result(const Error &error) noexcept : base(error) {}
+
+    constexpr bool ok() const noexcept { return this->code_ == Code::ok; }
+    constexpr bool has_value() const noexcept { return ok(); }
+    constexpr explicit operator bool() const noexcept { return ok(); }
+    constexpr Code code() const noexcept { return this->code_; }
+    /// The C status: MBR_OK or the error's.
+    constexpr std::uint32_t status() const noexcept { return static_cast<std::uint32_t>(this->code_); }
+    /// The error (Code::ok when there is none).
+    Error error() const noexcept {
+        if (ok()) return Error();
+        return Error(this->code_, this->field_, this->offset_);
+    }
 
     /// The value; on an error, throws Exception (or aborts without exceptions).
-    T &value() & {
-        if (!ok()) detail::fail(error_);
-        return *value_;
+    T &value() & MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT {
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(!ok())) detail::fail(error());
+        return this->value_;
     }
-    const T &value() const & {
-        if (!ok()) detail::fail(error_);
-        return *value_;
+    const T &value() const & MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT {
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(!ok())) detail::fail(error());
+        return this->value_;
     }
-    T &&value() && {
-        if (!ok()) detail::fail(error_);
-        return std::move(*value_);
+    T &&value() && MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT {
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(!ok())) detail::fail(error());
+        return std::move(this->value_);
     }
     template <class U>
     T value_or(U &&fallback) const & {
-        return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+        return ok() ? this->value_ : static_cast<T>(std::forward<U>(fallback));
     }
-    T *operator->() { return &value(); }
-    const T *operator->() const { return &value(); }
-    T &operator*() & { return value(); }
-    const T &operator*() const & { return value(); }
+    template <class U>
+    T value_or(U &&fallback) && {
+        return ok() ? std::move(this->value_) : static_cast<T>(std::forward<U>(fallback));
+    }
+    T *operator->() MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT { return &value(); }
+    const T *operator->() const MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT { return &value(); }
+    T &operator*() & MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT { return value(); }
+    const T &operator*() const & MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT { return value(); }
+    T &&operator*() && MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT { return std::move(*this).value(); }
 
   private:
-    std::optional<T> value_;
-    Error error_;
+    template <class... A>
+    explicit Result(detail::in_place_t tag, A &&...args) noexcept : base(tag, std::forward<A>(args)...) {}
 };
 
 /// Success or an Error.
 template <>
 class [[nodiscard]] Result<void> {
   public:
-    Result() noexcept = default;
-    Result(Error error) noexcept : error_(error) {}
+    constexpr Result() noexcept = default;
+    constexpr Result(const Error &error) noexcept : error_(error) {}
 
-    bool ok() const noexcept { return error_.status() == MBR_OK; }
-    explicit operator bool() const noexcept { return ok(); }
-    std::uint32_t status() const noexcept { return error_.status(); }
-    const Error &error() const noexcept { return error_; }
+    constexpr bool ok() const noexcept { return error_.ok(); }
+    constexpr explicit operator bool() const noexcept { return ok(); }
+    constexpr Code code() const noexcept { return error_.code(); }
+    constexpr std::uint32_t status() const noexcept { return error_.status(); }
+    constexpr const Error &error() const noexcept { return error_; }
     /// Throws Exception (or aborts without exceptions) on an error.
-    void value() const {
-        if (!ok()) detail::fail(error_);
+    void value() const MEMBRANE_FRAME_HPP_VALUE_NOEXCEPT {
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(!ok())) detail::fail(error_);
     }
 
   private:
@@ -260,56 +656,106 @@ class [[nodiscard]] Result<void> {
 using Status = Result<void>;
 
 namespace detail {
-/// Turn a C status (and the detail it may have filled) into a Result.
-inline Error error_of(std::uint32_t status, const mbr_error &detail) noexcept {
-    return detail.status == status ? Error(detail) : Error(status);
-}
+/// Results built in place: the C call writes the value straight into the Result the
+/// caller receives (no copy of a 600-byte frame view).
+struct result_access {
+    /// A Result holding storage for the C call to fill: left uninitialised for the
+    /// wrapper types (no 600-byte clear), zeroed for small C structs.
+    template <class T, std::enable_if_t<std::is_constructible<T, uninitialized_t>::value, int> = 0>
+    static Result<T> uninitialized() noexcept {
+        return Result<T>(in_place_t{}, uninitialized_t{});
+    }
+    template <class T, std::enable_if_t<!std::is_constructible<T, uninitialized_t>::value, int> = 0>
+    static Result<T> uninitialized() noexcept {
+        return Result<T>(in_place_t{});
+    }
+    template <class T>
+    static T &slot(Result<T> &result) noexcept {
+        return result.value_;
+    }
+    template <class T>
+    static void fail(Result<T> &result, std::uint32_t status) noexcept {
+        result.code_ = static_cast<Code>(status);
+        result.field_ = Field::none;
+        result.offset_ = MBR_NO_OFFSET;
+    }
+    template <class T>
+    static void fail(Result<T> &result, std::uint32_t status, const mbr_error &detail) noexcept {
+        static_assert(trivial_v<T>, "in-place results hold plain data");
+        Error error = Error::from_c(status, detail);
+        result.code_ = error.code();
+        result.field_ = error.field();
+        result.offset_ = raw_slot(error);
+    }
+};
+
+/// An mbr_error for a C call: only its status is set, the call fills the rest on
+/// failure (and only then is it read).
+struct c_error {
+    mbr_error raw;
+    c_error() noexcept { raw.status = MBR_OK; }
+};
+
 template <class T>
-Result<T> make(std::uint32_t status, const mbr_error &detail, T &&value) {
-    if (status != MBR_OK) return error_of(status, detail);
+Result<T> make(std::uint32_t status, T &&value) noexcept {
+    if (MEMBRANE_FRAME_HPP_UNLIKELY(status != MBR_OK)) return Error(static_cast<Code>(status));
     return Result<T>(std::forward<T>(value));
 }
-inline Status make_status(std::uint32_t status, const mbr_error &detail) noexcept {
-    if (status != MBR_OK) return error_of(status, detail);
+template <class T>
+Result<T> make(std::uint32_t status, const c_error &detail, T &&value) noexcept {
+    if (MEMBRANE_FRAME_HPP_UNLIKELY(status != MBR_OK)) return Error::from_c(status, detail.raw);
+    return Result<T>(std::forward<T>(value));
+}
+inline Status make_status(std::uint32_t status) noexcept {
+    if (MEMBRANE_FRAME_HPP_UNLIKELY(status != MBR_OK)) return Error(static_cast<Code>(status));
     return Status();
 }
-inline mbr_error blank() noexcept {
-    mbr_error e;
-    std::memset(&e, 0, sizeof e);
-    return e;
+inline Status make_status(std::uint32_t status, const c_error &detail) noexcept {
+    if (MEMBRANE_FRAME_HPP_UNLIKELY(status != MBR_OK)) return Error::from_c(status, detail.raw);
+    return Status();
 }
+inline mbr_str c_str(std::string_view s) noexcept { return mbr_str{s.data(), s.size()}; }
 } // namespace detail
 
 /* ---------------------------------------------------------------------------------- */
 /* Digests                                                                            */
 
-/// A SHA-256 digest: bytes, the 8-byte trailer prefix, lower-case hex.
+/// A SHA-256 digest: bytes, the 8-byte trailer prefix, lower-case hex. Its views point
+/// into it, so they are not given out of a temporary digest.
 struct Digest {
     mbr_digest raw;
-    std::string_view hex() const noexcept { return std::string_view(raw.hex, 64); }
+    std::string_view hex() const & noexcept { return std::string_view(raw.hex, 64); }
+    std::string_view hex() const && = delete;
+    /// The hex digits as a string (allocates): what to keep from a temporary digest.
+    std::string hex_string() const { return std::string(raw.hex, 64); }
     std::array<std::uint8_t, 8> trailer() const noexcept {
         std::array<std::uint8_t, 8> t{};
         std::memcpy(t.data(), raw.trailer, 8);
         return t;
     }
-    Bytes trailer_bytes() const noexcept { return Bytes(raw.trailer, 8); }
-    Bytes bytes() const noexcept { return Bytes(raw.sha256, 32); }
-    bool operator==(const Digest &o) const noexcept { return std::memcmp(raw.sha256, o.raw.sha256, 32) == 0; }
-    bool operator!=(const Digest &o) const noexcept { return !(*this == o); }
+    Bytes trailer_bytes() const & noexcept { return Bytes(raw.trailer, 8); }
+    Bytes trailer_bytes() const && = delete;
+    Bytes bytes() const & noexcept { return Bytes(raw.sha256, 32); }
+    Bytes bytes() const && = delete;
+    friend bool operator==(const Digest &a, const Digest &b) noexcept {
+        return std::memcmp(a.raw.sha256, b.raw.sha256, 32) == 0;
+    }
+    friend bool operator!=(const Digest &a, const Digest &b) noexcept { return !(a == b); }
 };
 
 /// SHA-256 of `data`: its hex is a payload_hash, its trailer the frame trailer.
 inline Digest sha256(Bytes data) noexcept {
-    Digest d{};
-    (void)mbr_sha256(data.data, data.size, &d.raw);
+    Digest d;
+    std::uint32_t status = mbr_sha256(data.data(), data.size(), &d.raw);
+    (void)status; // MBR_OK for every pointer-and-length pair: `d.raw` is an object
     return d;
 }
 
 /* ---------------------------------------------------------------------------------- */
 /* Identity                                                                           */
 
-/// The C values of an identity, for Identity::build. The strings are borrowed by the
-/// identity that is built, so they must outlive it; shape is copied.
+/// The values of an identity, for Identity::build (borrowed: the strings must outlive
+/// the identity) and OwnedIdentity::build (copied). The shape is always copied.
 struct IdentityValues {
     std::string_view payload_hash;
     std::string_view model_id;
@@ -319,143 +765,255 @@ struct IdentityValues {
     mbr_range layer_range{0, 0};
     mbr_range head_range{-1, -1};
     mbr_range token_span{0, 0};
-    std::uint32_t dtype = MBR_DTYPE_FLOAT16;
-    const std::int64_t *shape = nullptr;
-    std::size_t shape_len = 0;
+    Dtype dtype = Dtype::float16;
+    Span<std::int64_t> shape;
 };
 
 /// Up to MBR_MAX_SHAPE_DIMS dimensions.
 struct Shape {
-    std::array<std::int64_t, MBR_MAX_SHAPE_DIMS> dims{};
-    std::size_t size = 0;
-    const std::int64_t *begin() const noexcept { return dims.data(); }
-    const std::int64_t *end() const noexcept { return dims.data() + size; }
+    std::array<std::int64_t, MBR_MAX_SHAPE_DIMS> dims;
+    std::size_t count;
+    Shape() noexcept : dims{}, count(0) {}
+    /// Storage for a C call to fill (used by Result; the value is not valid until filled).
+    explicit Shape(detail::uninitialized_t) noexcept {}
+    std::size_t size() const noexcept { return count; }
+    const std::int64_t *data() const & noexcept { return dims.data(); }
+    const std::int64_t *begin() const & noexcept { return dims.data(); }
+    const std::int64_t *end() const & noexcept { return dims.data() + count; }
     std::int64_t operator[](std::size_t i) const noexcept { return dims[i]; }
 };
+
+class OwnedIdentity;
 
 /// A validated identity (SPEC §2). Plain data that borrows the text or strings it was
 /// made from: copy it freely; keep those alive while it is used.
 class Identity {
   public:
+    /// Storage for a C call to fill (used by Result; the value is not valid until filled).
+    explicit Identity(detail::uninitialized_t) noexcept {}
     /// Parse an identity JSON text (any strict-JSON spelling).
-    static Result<Identity> parse(Bytes json) {
-        Identity id;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_identity_parse(json.data, json.size, &id.raw_, &e);
-        return detail::make(s, e, std::move(id));
+    static Result<Identity> parse(Bytes json MBR_LIFETIMEBOUND) noexcept {
+        auto result = detail::result_access::uninitialized<Identity>();
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_parse(json.data(), json.size(), &detail::result_access::slot(result).raw_, &e.raw);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
+        return result;
     }
-    /// Validate C++ values and make an identity of them.
-    static Result<Identity> build(const IdentityValues &v) {
-        mbr_identity_values c{};
-        c.payload_hash = str(v.payload_hash);
-        c.model_id = str(v.model_id);
-        c.model_revision = str(v.model_revision);
-        c.tokenizer_name = str(v.tokenizer_name);
-        c.tokenizer_revision = str(v.tokenizer_revision);
-        c.layer_range = v.layer_range;
-        c.head_range = v.head_range;
-        c.token_span = v.token_span;
-        c.dtype = v.dtype;
-        c.shape = v.shape;
-        c.shape_len = v.shape_len;
-        Identity id;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_identity_build(&c, &id.raw_, &e);
-        return detail::make(s, e, std::move(id));
+    /// Parsing a string or vector returned by value: the identity would point into it
+    /// after it is gone. Keep the text in a variable.
+    template <class R, detail::if_owning_rvalue<R> = 0>
+    static Result<Identity> parse(R &&json) = delete;
+
+    /// Validate the values and make an identity that borrows their strings (which must
+    /// outlive it; OwnedIdentity::build copies them).
+    static Result<Identity> build(const IdentityValues &v) noexcept {
+        mbr_identity_values c = values_of(v);
+        auto result = detail::result_access::uninitialized<Identity>();
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_build(&c, &detail::result_access::slot(result).raw_, &e.raw);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
+        return result;
     }
     /// Wrap an mbr_identity filled by a C call (e.g. mbr_frame.identity).
     static Identity from_c(const mbr_identity &raw) noexcept {
-        Identity id;
+        Identity id{detail::uninitialized_t{}};
         id.raw_ = raw;
         return id;
     }
 
-    /// The same identity with another payload_hash (which must outlive the result).
-    Result<Identity> with_payload_hash(std::string_view hash) const {
-        Identity id;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_identity_with_payload_hash(&raw_, hash.data(), hash.size(), &id.raw_, &e);
-        return detail::make(s, e, std::move(id));
+    /// The same identity with another payload_hash, which it borrows.
+    Result<Identity> with_payload_hash(std::string_view hash MBR_LIFETIMEBOUND) const noexcept {
+        auto result = detail::result_access::uninitialized<Identity>();
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_with_payload_hash(&raw_, hash.data(), hash.size(),
+                                                         &detail::result_access::slot(result).raw_, &e.raw);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
+        return result;
     }
+    /// A hash in a string returned by value would be gone before the identity is used.
+    template <class S, detail::if_owning_rvalue<S> = 0>
+    Result<Identity> with_payload_hash(S &&hash) const = delete;
 
+    /// A string field (payload_hash .. tokenizer_revision, dtype) in place, without a
+    /// copy, valid as long as what the identity borrows. A value written with JSON
+    /// escapes has no such view: Code::buffer_too_small, needed() the bytes
+    /// string_into() wants (or use string()).
+    Result<std::string_view> view(Field field) const noexcept {
+        mbr_str out{nullptr, 0};
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_string_view(&raw_, to_c(field), &out);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) {
+            if (s == MBR_BUFFER_TOO_SMALL) {
+                std::size_t n = 0;
+                if (mbr_identity_string_len(&raw_, to_c(field), &n) == MBR_OK) return Error::buffer_too_small(n + 1);
+            }
+            return Error(static_cast<Code>(s));
+        }
+        return std::string_view(out.ptr, out.len);
+    }
     /// A string field's decoded value into `buf` (NUL-terminated); returns its length.
-    Result<std::size_t> string_into(std::uint32_t field, char *buf, std::size_t capacity) const {
+    Result<std::size_t> string_into(Field field, char *buf, std::size_t capacity) const noexcept {
         std::size_t n = 0;
-        std::uint32_t s = mbr_identity_string(&raw_, field, buf, capacity, &n);
-        return detail::make(s, detail::blank(), std::move(n));
+        std::uint32_t s = mbr_identity_string(&raw_, to_c(field), buf, capacity, &n);
+        if (s == MBR_BUFFER_TOO_SMALL && mbr_identity_string_len(&raw_, to_c(field), &n) == MBR_OK)
+            return Error::buffer_too_small(n + 1);
+        return detail::make(s, std::move(n));
     }
     /// A string field's decoded value (allocates).
-    Result<std::string> string(std::uint32_t field) const {
+    Result<std::string> string(Field field) const {
         std::size_t n = 0;
-        std::uint32_t s = mbr_identity_string_len(&raw_, field, &n);
-        if (s != MBR_OK) return Error(s);
+        std::uint32_t s = mbr_identity_string_len(&raw_, to_c(field), &n);
+        if (s != MBR_OK) return Error(static_cast<Code>(s));
         std::string out(n + 1, '\0');
-        s = mbr_identity_string(&raw_, field, &out[0], out.size(), &n);
-        if (s != MBR_OK) return Error(s);
+        s = mbr_identity_string(&raw_, to_c(field), &out[0], out.size(), &n);
+        if (s != MBR_OK) return Error(static_cast<Code>(s));
         out.resize(n);
         return out;
     }
-    Result<mbr_range> range(std::uint32_t field) const {
-        mbr_range r{0, 0};
-        std::uint32_t s = mbr_identity_range(&raw_, field, &r);
-        return detail::make(s, detail::blank(), std::move(r));
+    /// layer_range, head_range or token_span.
+    Result<mbr_range> range(Field field) const noexcept {
+        auto result = detail::result_access::uninitialized<mbr_range>();
+        std::uint32_t s = mbr_identity_range(&raw_, to_c(field), &detail::result_access::slot(result));
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s);
+        return result;
     }
-    Result<std::uint32_t> dtype() const {
+    Result<Dtype> dtype() const noexcept {
         std::uint32_t d = 0;
         std::uint32_t s = mbr_identity_dtype(&raw_, &d);
-        return detail::make(s, detail::blank(), std::move(d));
+        return detail::make(s, static_cast<Dtype>(d));
     }
-    Result<Shape> shape() const {
-        Shape sh;
-        std::uint32_t s = mbr_identity_shape(&raw_, sh.dims.data(), sh.dims.size(), &sh.size);
-        return detail::make(s, detail::blank(), std::move(sh));
+    Result<Shape> shape() const noexcept {
+        auto result = detail::result_access::uninitialized<Shape>();
+        Shape &shape = detail::result_access::slot(result);
+        std::uint32_t s = mbr_identity_shape(&raw_, shape.dims.data(), shape.dims.size(), &shape.count);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s);
+        return result;
     }
     /// Bytes of the tensor shape x dtype describes (a helper, not a reader rule).
-    Result<std::uint64_t> tensor_bytes() const {
+    Result<std::uint64_t> tensor_bytes() const noexcept {
         std::uint64_t n = 0;
-        std::uint32_t s = mbr_identity_tensor_bytes(&raw_, &n);
-        return detail::make(s, detail::blank(), std::move(n));
+        return detail::make(mbr_identity_tensor_bytes(&raw_, &n), std::move(n));
     }
-    Result<bool> is_canonical() const {
+    Result<bool> is_canonical() const noexcept {
         bool c = false;
-        std::uint32_t s = mbr_identity_is_canonical(&raw_, &c);
-        return detail::make(s, detail::blank(), std::move(c));
+        return detail::make(mbr_identity_is_canonical(&raw_, &c), std::move(c));
     }
     /// SHA-256 of the canonical serialisation (SPEC §2.4).
-    Result<Digest> fingerprint() const {
-        Digest d{};
-        std::uint32_t s = mbr_identity_fingerprint(&raw_, &d.raw);
-        return detail::make(s, detail::blank(), std::move(d));
+    Result<Digest> fingerprint() const noexcept {
+        Digest d;
+        return detail::make(mbr_identity_fingerprint(&raw_, &d.raw), std::move(d));
     }
-    Result<std::size_t> canonical_len() const {
+    Result<std::size_t> canonical_len() const noexcept {
         std::size_t n = 0;
-        std::uint32_t s = mbr_identity_canonical_len(&raw_, &n);
-        return detail::make(s, detail::blank(), std::move(n));
+        return detail::make(mbr_identity_canonical_len(&raw_, &n), std::move(n));
     }
     /// The canonical serialisation into `out`; returns its length.
-    Result<std::size_t> write_canonical(MutableBytes out) const {
+    Result<std::size_t> write_canonical(MutableBytes out) const noexcept {
         std::size_t n = 0;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_identity_write_canonical(&raw_, out.data, out.size, &n, &e);
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_write_canonical(&raw_, out.data(), out.size(), &n, &e.raw);
         return detail::make(s, e, std::move(n));
     }
 
     const mbr_identity *c_ptr() const noexcept { return &raw_; }
 
   private:
-    static mbr_str str(std::string_view s) noexcept { return mbr_str{s.data(), s.size()}; }
-    Identity() noexcept : raw_() {}
+    friend struct detail::result_access;
+    friend class OwnedIdentity;
+
+    static mbr_identity_values values_of(const IdentityValues &v) noexcept {
+        mbr_identity_values c;
+        c.payload_hash = detail::c_str(v.payload_hash);
+        c.model_id = detail::c_str(v.model_id);
+        c.model_revision = detail::c_str(v.model_revision);
+        c.tokenizer_name = detail::c_str(v.tokenizer_name);
+        c.tokenizer_revision = detail::c_str(v.tokenizer_revision);
+        c.layer_range = v.layer_range;
+        c.head_range = v.head_range;
+        c.token_span = v.token_span;
+        c.dtype = to_c(v.dtype);
+        c.shape = v.shape.data();
+        c.shape_len = v.shape.size();
+        return c;
+    }
     mbr_identity raw_;
 };
 
-/// Name of an MBR_DTYPE_* number ("float16", ...; static).
-inline std::string_view dtype_name(std::uint32_t dtype) noexcept { return mbr_dtype_name(dtype); }
+/// An identity that owns its strings (allocates once): what to build when the values
+/// come from temporaries or must outlive their source, and what for_payload() gives, with
+/// the payload_hash it computed. Movable (the strings do not move), not copyable.
+class OwnedIdentity {
+  public:
+    /// Copy the values' strings and build the identity over the copies.
+    static Result<OwnedIdentity> build(const IdentityValues &values) {
+        OwnedIdentity owned(values, values.payload_hash);
+        mbr_identity_values c = Identity::values_of(owned.borrowed(values));
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_build(&c, &owned.identity_.raw_, &e.raw);
+        if (s != MBR_OK) return Error::from_c(s, e.raw);
+        return Result<OwnedIdentity>(std::move(owned));
+    }
+    /// The identity of `payload`: its payload_hash is computed here (one SHA-256 pass;
+    /// values.payload_hash is ignored).
+    static Result<OwnedIdentity> for_payload(const IdentityValues &values, Bytes payload) {
+        Digest digest = sha256(payload);
+        IdentityValues with_hash = values;
+        with_hash.payload_hash = digest.hex();
+        return build(with_hash);
+    }
 
-/// Fingerprint of an identity JSON text as 64 hex digits.
-inline Result<std::array<char, 65>> fingerprint_hex(Bytes json) {
+    OwnedIdentity(OwnedIdentity &&) noexcept = default;
+    OwnedIdentity &operator=(OwnedIdentity &&) noexcept = default;
+    OwnedIdentity(const OwnedIdentity &) = delete;
+    OwnedIdentity &operator=(const OwnedIdentity &) = delete;
+
+    /// The identity, borrowing this object's strings.
+    const Identity &identity() const & noexcept { return identity_; }
+    const Identity &identity() const && = delete;
+    operator const Identity &() const & noexcept { return identity_; }
+    const Identity *operator->() const & noexcept { return &identity_; }
+
+  private:
+    static constexpr std::size_t kStrings = 5;
+    OwnedIdentity(const IdentityValues &v, std::string_view payload_hash)
+        : identity_(detail::uninitialized_t{}) {
+        const std::string_view parts[kStrings] = {payload_hash, v.model_id, v.model_revision, v.tokenizer_name,
+                                                  v.tokenizer_revision};
+        std::size_t total = 0;
+        for (std::string_view p : parts) total += p.size();
+        text_.reset(new char[total + 1]);
+        std::size_t at = 0;
+        for (std::size_t i = 0; i < kStrings; i++) {
+            if (!parts[i].empty()) std::memcpy(text_.get() + at, parts[i].data(), parts[i].size());
+            lengths_[i] = parts[i].size();
+            at += parts[i].size();
+        }
+    }
+    /// The values with their strings pointing into text_.
+    IdentityValues borrowed(const IdentityValues &v) const noexcept {
+        std::string_view parts[kStrings];
+        std::size_t at = 0;
+        for (std::size_t i = 0; i < kStrings; i++) {
+            parts[i] = std::string_view(text_.get() + at, lengths_[i]);
+            at += lengths_[i];
+        }
+        IdentityValues out = v;
+        out.payload_hash = parts[0];
+        out.model_id = parts[1];
+        out.model_revision = parts[2];
+        out.tokenizer_name = parts[3];
+        out.tokenizer_revision = parts[4];
+        return out;
+    }
+    std::unique_ptr<char[]> text_;
+    std::size_t lengths_[kStrings] = {};
+    Identity identity_;
+};
+
+/// Fingerprint of an identity JSON text as 64 hex digits and a NUL.
+inline Result<std::array<char, 65>> fingerprint_hex(Bytes json) noexcept {
     std::array<char, 65> out{};
-    std::uint32_t s = mbr_identity_fingerprint_hex(json.data, json.size, out.data());
-    return detail::make(s, detail::blank(), std::move(out));
+    return detail::make(mbr_identity_fingerprint_hex(json.data(), json.size(), out.data()), std::move(out));
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -465,8 +1023,8 @@ inline Result<std::array<char, 65>> fingerprint_hex(Bytes json) {
 class ReadOptions {
   public:
     ReadOptions() noexcept : raw_(mbr_read_options_default()) {}
-    ReadOptions &level(std::uint32_t level) noexcept { raw_.level = level; return *this; }
-    ReadOptions &mode(std::uint32_t mode) noexcept { raw_.mode = mode; return *this; }
+    ReadOptions &level(Level level) noexcept { raw_.level = to_c(level); return *this; }
+    ReadOptions &mode(Mode mode) noexcept { raw_.mode = to_c(mode); return *this; }
     ReadOptions &identity_limit(std::uint32_t limit) noexcept { raw_.identity_limit = limit; return *this; }
     ReadOptions &max_depth(std::uint32_t depth) noexcept { raw_.max_depth = depth; return *this; }
     const mbr_read_options &c_options() const noexcept { return raw_; }
@@ -476,9 +1034,8 @@ class ReadOptions {
 };
 
 /// Validate one exact frame at a level; ok() when accepted.
-inline Status check(Bytes frame, std::uint32_t level = MBR_LEVEL_TRAILER) noexcept {
-    std::uint32_t s = mbr_frame_check(frame.data, frame.size, level);
-    return detail::make_status(s, detail::blank());
+inline Status check(Bytes frame, Level level = Level::trailer) noexcept {
+    return detail::make_status(mbr_frame_check(frame.data(), frame.size(), to_c(level)));
 }
 
 namespace detail {
@@ -495,16 +1052,24 @@ template <> struct element<float> { static constexpr std::uint32_t value = MBR_E
 template <> struct element<double> { static constexpr std::uint32_t value = MBR_ELEMENT_F64; };
 } // namespace detail
 
-/// A frame read in place: every Bytes points into the parsed buffer, which must stay
+/// A frame read in place: every view points into the parsed buffer, which must stay
 /// alive and unchanged while the view is used.
 class FrameView {
   public:
-    static Result<FrameView> parse(Bytes buf, const ReadOptions &options = ReadOptions()) {
-        FrameView view;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_frame_parse(buf.data, buf.size, options.c_options(), &view.raw_, &e);
-        return detail::make(s, e, std::move(view));
+    /// Storage for a C call to fill (used by Result; the value is not valid until filled).
+    explicit FrameView(detail::uninitialized_t) noexcept {}
+    static Result<FrameView> parse(Bytes buf MBR_LIFETIMEBOUND, const ReadOptions &options = ReadOptions()) noexcept {
+        auto result = detail::result_access::uninitialized<FrameView>();
+        detail::c_error e;
+        std::uint32_t s = mbr_frame_parse(buf.data(), buf.size(), options.c_options(),
+                                          &detail::result_access::slot(result).raw_, &e.raw);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
+        return result;
     }
+    /// Parsing a vector or string returned by value: the view would point into it after
+    /// it is gone. Keep the buffer in a variable.
+    template <class R, detail::if_owning_rvalue<R> = 0>
+    static Result<FrameView> parse(R &&buf, const ReadOptions &options = ReadOptions()) = delete;
 
     Bytes bytes() const noexcept { return Bytes(raw_.bytes, raw_.len); }
     Bytes identity_json() const noexcept { return Bytes(raw_.identity_json, raw_.identity_json_len); }
@@ -512,7 +1077,7 @@ class FrameView {
     /// Prefix mode: what follows the frame.
     Bytes rest() const noexcept { return Bytes(raw_.rest, raw_.rest_len); }
     Bytes trailer() const noexcept { return Bytes(raw_.trailer, 8); }
-    std::uint32_t level() const noexcept { return raw_.level; }
+    Level level() const noexcept { return static_cast<Level>(raw_.level); }
     /// Offset of the payload in the frame, 22 + identity length (SPEC 1.5).
     std::size_t payload_offset() const noexcept { return raw_.payload_offset; }
     /// Spaces an aligned writer put after the canonical identity (0 when not canonical
@@ -520,20 +1085,19 @@ class FrameView {
     std::size_t padding() const noexcept { return raw_.padding; }
     /// Whether the payload's address is a multiple of `align` (a power of two up to
     /// 4096; anything else is an error).
-    Result<bool> payload_is_aligned(std::uint32_t align) const {
+    Result<bool> payload_is_aligned(std::uint32_t align) const noexcept {
         bool aligned = false;
-        std::uint32_t s = mbr_frame_payload_is_aligned(&raw_, align, &aligned);
-        return detail::make(s, detail::blank(), std::move(aligned));
+        return detail::make(mbr_frame_payload_is_aligned(&raw_, align, &aligned), std::move(aligned));
     }
     /// The payload in place as an array of T (std::uint16_t for the bits of float16 and
-    /// bfloat16, float for float32, ...): never a copy. MBR_MISALIGNED when the payload's
-    /// address is not aligned to T, its length is not a whole number of T, or the
-    /// frame's dtype is not one T holds.
+    /// bfloat16, float for float32, ...): never a copy. Code::misaligned when the
+    /// payload's address is not aligned to T, its length is not a whole number of T, or
+    /// the frame's dtype is not one T holds.
     template <class T>
-    Result<Span<T>> payload_as() const {
-        mbr_payload_elements out{};
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_frame_payload_elements(&raw_, detail::element<T>::value, &out, &e);
+    Result<Span<T>> payload_as() const noexcept {
+        mbr_payload_elements out{nullptr, 0};
+        detail::c_error e;
+        std::uint32_t s = mbr_frame_payload_elements(&raw_, detail::element<T>::value, &out, &e.raw);
         return detail::make(s, e, Span<T>(static_cast<const T *>(out.data), out.count));
     }
     /// SHA-256 of the payload (trailer level and above).
@@ -549,9 +1113,46 @@ class FrameView {
     const mbr_frame &c_frame() const noexcept { return raw_; }
 
   private:
-    FrameView() noexcept : raw_() {}
+    friend struct detail::result_access;
     mbr_frame raw_;
 };
+
+/// One frame's verdict from verify_batch: what FrameView::parse gives it, in brief.
+struct Verdict {
+    mbr_verdict raw;
+    Code code() const noexcept { return static_cast<Code>(raw.status); }
+    bool ok() const noexcept { return raw.status == MBR_OK; }
+    /// The error, with its offset (Code::ok when accepted).
+    Error error() const noexcept {
+        return ok() ? Error() : Error(code(), Field::none, raw.offset);
+    }
+    /// When accepted, the frame's length.
+    std::size_t frame_len() const noexcept { return raw.frame_len; }
+};
+
+/// Verify many frames, hashing several payloads at a time (see mbr_frame_verify_batch):
+/// `verdicts[i]` gets frame `i`'s verdict. `frames` and `verdicts` are as long as each
+/// other (else Code::length_mismatch and no verdict).
+inline Status verify_batch(Span<mbr_bytes> frames, Verdict *verdicts, std::size_t verdicts_len,
+                           const ReadOptions &options = ReadOptions()) noexcept {
+    static_assert(sizeof(Verdict) == sizeof(mbr_verdict), "Verdict wraps mbr_verdict");
+    if (verdicts_len != frames.size()) return Error(Code::length_mismatch);
+    detail::c_error e;
+    std::uint32_t s = mbr_frame_verify_batch(frames.data(), frames.size(), options.c_options(),
+                                             reinterpret_cast<mbr_verdict *>(verdicts), &e.raw);
+    return detail::make_status(s, e);
+}
+
+/// verify_batch over a list of byte ranges (allocates the verdicts).
+inline Result<std::vector<Verdict>> verify_batch(const std::vector<Bytes> &frames,
+                                                 const ReadOptions &options = ReadOptions()) {
+    std::vector<mbr_bytes> c(frames.size());
+    for (std::size_t i = 0; i < frames.size(); i++) c[i] = mbr_bytes{frames[i].data(), frames[i].size()};
+    std::vector<Verdict> verdicts(frames.size());
+    Status s = verify_batch(Span<mbr_bytes>(c), verdicts.data(), verdicts.size(), options);
+    if (!s) return s.error();
+    return verdicts;
+}
 
 /* ---------------------------------------------------------------------------------- */
 /* Writing frames                                                                     */
@@ -574,72 +1175,57 @@ class WriteOptions {
 /// The lengths and padding of the frame for `identity` and `payload_len` payload bytes
 /// written with `options`.
 inline Result<mbr_frame_layout> plan(const Identity &identity, std::uint64_t payload_len,
-                                     const WriteOptions &options) {
+                                     const WriteOptions &options = WriteOptions()) noexcept {
     mbr_frame_layout layout{};
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_frame_plan(identity.c_ptr(), payload_len, options.c_options(), &layout, &e);
+    detail::c_error e;
+    std::uint32_t s = mbr_frame_plan(identity.c_ptr(), payload_len, options.c_options(), &layout, &e.raw);
     return detail::make(s, e, std::move(layout));
 }
 
 /// Length of the frame for `identity` and `payload_len` payload bytes.
-inline Result<std::uint64_t> encoded_len(const Identity &identity, std::uint64_t payload_len) {
+inline Result<std::uint64_t> encoded_len(const Identity &identity, std::uint64_t payload_len) noexcept {
     std::uint64_t n = 0;
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_frame_encoded_len(identity.c_ptr(), payload_len, &n, &e);
+    detail::c_error e;
+    std::uint32_t s = mbr_frame_encoded_len(identity.c_ptr(), payload_len, &n, &e.raw);
     return detail::make(s, e, std::move(n));
 }
 
 /// Length of the head (header, canonical identity, payload length).
-inline Result<std::size_t> head_len(const Identity &identity, std::uint64_t payload_len) {
+inline Result<std::size_t> head_len(const Identity &identity, std::uint64_t payload_len) noexcept {
     std::size_t n = 0;
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_frame_head_len(identity.c_ptr(), payload_len, &n, &e);
+    detail::c_error e;
+    std::uint32_t s = mbr_frame_head_len(identity.c_ptr(), payload_len, &n, &e.raw);
     return detail::make(s, e, std::move(n));
 }
 
-/// Write the head into `out`; returns its length. Send head, payload and
-/// sha256(payload).trailer_bytes() with writev: the payload is not copied.
-inline Result<std::size_t> write_head(const Identity &identity, std::uint64_t payload_len, MutableBytes out) {
-    std::size_t n = 0;
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_frame_write_head(identity.c_ptr(), payload_len, out.data, out.size, &n, &e);
-    return detail::make(s, e, std::move(n));
-}
-
-/// Write a whole frame into `out`; returns its length.
-inline Result<std::size_t> encode(const Identity &identity, Bytes payload, MutableBytes out) {
-    std::size_t n = 0;
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_frame_encode(identity.c_ptr(), payload.data, payload.size, out.data, out.size, &n, &e);
-    return detail::make(s, e, std::move(n));
-}
-
-/// write_head with `options` (the head ends with the padding that aligns the payload).
+/// Write the head into `out` (padded as `options` asks); returns its length. Send head,
+/// payload and sha256(payload).trailer_bytes() with writev: the payload is not copied.
 inline Result<std::size_t> write_head(const Identity &identity, std::uint64_t payload_len, MutableBytes out,
-                                      const WriteOptions &options) {
+                                      const WriteOptions &options = WriteOptions()) noexcept {
     std::size_t n = 0;
-    mbr_error e = detail::blank();
-    std::uint32_t s =
-        mbr_frame_write_head_with(identity.c_ptr(), payload_len, options.c_options(), out.data, out.size, &n, &e);
+    detail::c_error e;
+    std::uint32_t s = mbr_frame_write_head_with(identity.c_ptr(), payload_len, options.c_options(), out.data(),
+                                                out.size(), &n, &e.raw);
     return detail::make(s, e, std::move(n));
 }
 
-/// encode with `options` (alignment, identity limit).
+/// Write a whole frame into `out` (padded as `options` asks); returns its length.
 inline Result<std::size_t> encode(const Identity &identity, Bytes payload, MutableBytes out,
-                                  const WriteOptions &options) {
+                                  const WriteOptions &options = WriteOptions()) noexcept {
     std::size_t n = 0;
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_frame_encode_with(identity.c_ptr(), payload.data, payload.size, options.c_options(),
-                                            out.data, out.size, &n, &e);
+    detail::c_error e;
+    std::uint32_t s = mbr_frame_encode_with(identity.c_ptr(), payload.data(), payload.size(), options.c_options(),
+                                            out.data(), out.size(), &n, &e.raw);
     return detail::make(s, e, std::move(n));
 }
 
 /// A whole frame in a new vector (allocates).
-inline Result<std::vector<std::uint8_t>> encode(const Identity &identity, Bytes payload) {
-    Result<std::uint64_t> len = encoded_len(identity, payload.size);
-    if (!len) return len.error();
-    std::vector<std::uint8_t> out(static_cast<std::size_t>(len.value()));
-    Result<std::size_t> n = encode(identity, payload, MutableBytes(out));
+inline Result<std::vector<std::uint8_t>> encode(const Identity &identity, Bytes payload,
+                                                const WriteOptions &options = WriteOptions()) {
+    Result<mbr_frame_layout> layout = plan(identity, payload.size(), options);
+    if (!layout) return layout.error();
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(layout->frame_len));
+    Result<std::size_t> n = encode(identity, payload, MutableBytes(out), options);
     if (!n) return n.error();
     return out;
 }
@@ -654,37 +1240,34 @@ class ChunkedWriter {
     ChunkedWriter(const ChunkedWriter &) = delete;
     ChunkedWriter &operator=(const ChunkedWriter &) = delete;
 
-    /// Write the head for a payload of exactly `payload_len` bytes.
+    /// Write the head for a payload of exactly `payload_len` bytes (padded as `options`
+    /// asks).
     template <class Sink>
-    Status begin(const Identity &identity, std::uint64_t payload_len, Sink &sink) {
-        mbr_error e = detail::blank();
-        std::uint32_t s =
-            mbr_chunked_writer_begin(&raw_, identity.c_ptr(), payload_len, &trampoline<Sink>, &sink, &e);
-        return detail::make_status(s, e);
-    }
-    /// begin with `options` (alignment, identity limit).
-    template <class Sink>
-    Status begin(const Identity &identity, std::uint64_t payload_len, Sink &sink, const WriteOptions &options) {
-        mbr_error e = detail::blank();
+    Status begin(const Identity &identity, std::uint64_t payload_len, Sink &sink,
+                 const WriteOptions &options = WriteOptions()) noexcept {
+        detail::c_error e;
         std::uint32_t s = mbr_chunked_writer_begin_with(&raw_, identity.c_ptr(), payload_len, options.c_options(),
-                                                        &trampoline<Sink>, &sink, &e);
+                                                        &trampoline<Sink>, &sink, &e.raw);
         return detail::make_status(s, e);
     }
+    /// A temporary sink would be gone before the first chunk.
+    template <class Sink>
+    Status begin(const Identity &identity, std::uint64_t payload_len, const Sink &&sink,
+                 const WriteOptions &options = WriteOptions()) = delete;
     /// Pass the next payload chunk through.
-    Status write(Bytes chunk) {
-        mbr_error e = detail::blank();
-        return detail::make_status(mbr_chunked_writer_write(&raw_, chunk.data, chunk.size, &e), e);
+    Status write(Bytes chunk) noexcept {
+        detail::c_error e;
+        return detail::make_status(mbr_chunked_writer_write(&raw_, chunk.data(), chunk.size(), &e.raw), e);
     }
-    Result<std::uint64_t> remaining() const {
+    Result<std::uint64_t> remaining() const noexcept {
         std::uint64_t n = 0;
-        std::uint32_t s = mbr_chunked_writer_remaining(&raw_, &n);
-        return detail::make(s, detail::blank(), std::move(n));
+        return detail::make(mbr_chunked_writer_remaining(&raw_, &n), std::move(n));
     }
     /// Write the trailer; the writer is finished whatever the result.
-    Result<mbr_chunked_outcome> finish() {
+    Result<mbr_chunked_outcome> finish() noexcept {
         mbr_chunked_outcome out{};
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_chunked_writer_finish(&raw_, &out, &e);
+        detail::c_error e;
+        std::uint32_t s = mbr_chunked_writer_finish(&raw_, &out, &e.raw);
         return detail::make(s, e, std::move(out));
     }
 
@@ -730,28 +1313,33 @@ struct StreamedFrame {
 class StreamVerifier {
   public:
     StreamVerifier(const ReadOptions &options, MutableBytes identity_buf) noexcept : raw_() {
-        init_ = mbr_stream_verifier_init(&raw_, options.c_options(), identity_buf.data, identity_buf.size);
+        init_ = mbr_stream_verifier_init(&raw_, options.c_options(), identity_buf.data(), identity_buf.size());
     }
     StreamVerifier(const StreamVerifier &) = delete;
     StreamVerifier &operator=(const StreamVerifier &) = delete;
 
     /// Whether the options were accepted (else every call reports why not).
-    Status status() const noexcept { return detail::make_status(init_, detail::blank()); }
+    Status status() const noexcept { return detail::make_status(init_); }
 
     /// Feed the next chunk; the progress says whether the frame is complete.
-    Result<mbr_stream_progress> feed(Bytes chunk) {
-        if (init_ != MBR_OK) return Error(init_);
+    Result<mbr_stream_progress> feed(Bytes chunk) noexcept {
+        if (init_ != MBR_OK) return Error(static_cast<Code>(init_));
         mbr_stream_progress p{};
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_stream_verifier_feed(&raw_, chunk.data, chunk.size, &p, &e);
+        detail::c_error e;
+        std::uint32_t s = mbr_stream_verifier_feed(&raw_, chunk.data(), chunk.size(), &p, &e.raw);
         return detail::make(s, e, std::move(p));
     }
+    /// Bytes fed so far.
+    Result<std::uint64_t> received() const noexcept {
+        std::uint64_t n = 0;
+        return detail::make(mbr_stream_verifier_received(&raw_, &n), std::move(n));
+    }
     /// End of stream: the verdict. The verifier is finished whatever the result.
-    Result<StreamedFrame> finish() {
-        if (init_ != MBR_OK) return Error(init_);
+    Result<StreamedFrame> finish() noexcept {
+        if (init_ != MBR_OK) return Error(static_cast<Code>(init_));
         StreamedFrame f{};
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_stream_verifier_finish(&raw_, &f.raw, &e);
+        detail::c_error e;
+        std::uint32_t s = mbr_stream_verifier_finish(&raw_, &f.raw, &e.raw);
         return detail::make(s, e, std::move(f));
     }
 
@@ -766,40 +1354,30 @@ class StreamVerifier {
 /// 64 lower-case hex digits and a NUL (a compatibility hash).
 using Hex = std::array<char, 65>;
 
-namespace detail {
-/// MBR_BUFFER_TOO_SMALL with the length needed.
-inline Error too_small(std::size_t needed) noexcept {
-    mbr_error e = Error(MBR_BUFFER_TOO_SMALL).c_error();
-    e.needed = needed;
-    return Error(e);
-}
-inline mbr_str c_str(std::string_view s) noexcept { return mbr_str{s.data(), s.size()}; }
-} // namespace detail
-
 /// Validate one envelope JSON text; ok() when accepted, else the SPEC §8 code
-/// (MBR_ENVELOPE_JSON, _VERSION, _MISSING_FIELD, _FIELD, MBR_IDENTITY_FIELD).
+/// (envelope_json, _version, _missing_field, _field, identity_field).
 inline Status check_envelope(Bytes json) noexcept {
-    return detail::make_status(mbr_envelope_check(json.data, json.size), detail::blank());
+    return detail::make_status(mbr_envelope_check(json.data(), json.size()));
 }
 
 /// Parse an envelope text and write its SPEC §3.2 (to_bytes) form into `out`; returns
-/// the length. A too-small `out` is MBR_BUFFER_TOO_SMALL with error().needed() the
+/// the length. A too-small `out` is Code::buffer_too_small with error().needed() the
 /// length needed (and `out` untouched).
-inline Result<std::size_t> canonicalize_envelope(Bytes json, MutableBytes out) {
+inline Result<std::size_t> canonicalize_envelope(Bytes json, MutableBytes out) noexcept {
     std::size_t n = 0;
-    std::uint32_t s = mbr_envelope_canonicalize(json.data, json.size, out.data, out.size, &n);
-    if (s == MBR_BUFFER_TOO_SMALL) return detail::too_small(n);
-    return detail::make(s, detail::blank(), std::move(n));
+    std::uint32_t s = mbr_envelope_canonicalize(json.data(), json.size(), out.data(), out.size(), &n);
+    if (s == MBR_BUFFER_TOO_SMALL) return Error::buffer_too_small(n);
+    return detail::make(s, std::move(n));
 }
 
 /// The SPEC §3.2 form of an envelope text, in a new string (allocates).
 inline Result<std::string> canonicalize_envelope(Bytes json) {
     std::size_t n = 0;
-    std::uint32_t s = mbr_envelope_canonicalize(json.data, json.size, nullptr, 0, &n);
-    if (s != MBR_BUFFER_TOO_SMALL) return Error(s); // an empty output is always too small
+    std::uint32_t s = mbr_envelope_canonicalize(json.data(), json.size(), nullptr, 0, &n);
+    if (s != MBR_BUFFER_TOO_SMALL) return Error(static_cast<Code>(s)); // an empty output is always too small
     std::string out(n, '\0');
-    s = mbr_envelope_canonicalize(json.data, json.size, reinterpret_cast<std::uint8_t *>(&out[0]), out.size(), &n);
-    if (s != MBR_OK) return Error(s);
+    s = mbr_envelope_canonicalize(json.data(), json.size(), reinterpret_cast<std::uint8_t *>(&out[0]), out.size(), &n);
+    if (s != MBR_OK) return Error(static_cast<Code>(s));
     return out;
 }
 
@@ -814,7 +1392,7 @@ struct EnvelopeValues {
     double ttl = 0.0;
     double reuse_score = 0.0;
     std::uint64_t version_id = 1;
-    std::uint32_t consistency = MBR_CONSISTENCY_STRONG;
+    Consistency consistency = Consistency::strong;
     /// Packed (hlc::pack).
     std::uint64_t hlc = 0;
     /// Derive fingerprint_compat from the identity (then `fingerprint_compat` is ignored).
@@ -827,15 +1405,23 @@ struct EnvelopeValues {
 /// was made from: copy it freely; keep those alive while it is used.
 class Envelope {
   public:
+    /// Storage for a C call to fill (used by Result; the value is not valid until filled).
+    explicit Envelope(detail::uninitialized_t) noexcept {}
     /// Parse an envelope JSON text.
-    static Result<Envelope> parse(Bytes json) {
-        Envelope env;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_envelope_parse(json.data, json.size, &env.raw_, &e);
-        return detail::make(s, e, std::move(env));
+    static Result<Envelope> parse(Bytes json MBR_LIFETIMEBOUND) noexcept {
+        auto result = detail::result_access::uninitialized<Envelope>();
+        detail::c_error e;
+        std::uint32_t s = mbr_envelope_parse(json.data(), json.size(), &detail::result_access::slot(result).raw_, &e.raw);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
+        return result;
     }
-    /// Validate C++ values and make an envelope of them.
-    static Result<Envelope> build(const EnvelopeValues &v) {
+    /// Parsing a string returned by value: the envelope would point into it after it is
+    /// gone. Keep the text in a variable.
+    template <class R, detail::if_owning_rvalue<R> = 0>
+    static Result<Envelope> parse(R &&json) = delete;
+
+    /// Validate the values and make an envelope of them.
+    static Result<Envelope> build(const EnvelopeValues &v) noexcept {
         mbr_envelope_values c{};
         c.tenant_id = detail::c_str(v.tenant_id);
         c.identity = v.identity != nullptr ? v.identity->c_ptr() : nullptr;
@@ -845,63 +1431,60 @@ class Envelope {
         c.ttl = v.ttl;
         c.reuse_score = v.reuse_score;
         c.version_id = v.version_id;
-        c.consistency = v.consistency;
+        c.consistency = to_c(v.consistency);
         c.hlc = v.hlc;
         c.derive_fingerprint_compat = v.derive_fingerprint_compat;
         c.fingerprint_compat = detail::c_str(v.fingerprint_compat);
-        Envelope env;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_envelope_build(&c, &env.raw_, &e);
-        return detail::make(s, e, std::move(env));
+        auto result = detail::result_access::uninitialized<Envelope>();
+        detail::c_error e;
+        std::uint32_t s = mbr_envelope_build(&c, &detail::result_access::slot(result).raw_, &e.raw);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
+        return result;
     }
 
     /// Every field but the strings, and the identity.
-    Result<mbr_envelope_fields> fields() const {
+    Result<mbr_envelope_fields> fields() const noexcept {
         mbr_envelope_fields f{};
-        std::uint32_t s = mbr_envelope_get_fields(&raw_, &f);
-        return detail::make(s, detail::blank(), std::move(f));
+        return detail::make(mbr_envelope_get_fields(&raw_, &f), std::move(f));
     }
-    Result<Identity> identity() const {
-        mbr_identity id{};
+    Result<Identity> identity() const noexcept {
+        mbr_identity id;
         std::uint32_t s = mbr_envelope_identity(&raw_, &id);
-        if (s != MBR_OK) return Error(s);
+        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) return Error(static_cast<Code>(s));
         return Identity::from_c(id);
     }
-    /// A string field (MBR_ENVELOPE_FIELD_*) into `buf` (NUL-terminated); returns its length.
-    Result<std::size_t> string_into(std::uint32_t field, char *buf, std::size_t capacity) const {
+    /// A string field into `buf` (NUL-terminated); returns its length.
+    Result<std::size_t> string_into(EnvelopeField field, char *buf, std::size_t capacity) const noexcept {
         std::size_t n = 0;
-        std::uint32_t s = mbr_envelope_string(&raw_, field, buf, capacity, &n);
-        return detail::make(s, detail::blank(), std::move(n));
+        return detail::make(mbr_envelope_string(&raw_, to_c(field), buf, capacity, &n), std::move(n));
     }
     /// A string field's decoded value (allocates). payload_ref null reads as "".
-    Result<std::string> string(std::uint32_t field) const {
+    Result<std::string> string(EnvelopeField field) const {
         std::size_t n = 0;
-        std::uint32_t s = mbr_envelope_string_len(&raw_, field, &n);
-        if (s != MBR_OK) return Error(s);
+        std::uint32_t s = mbr_envelope_string_len(&raw_, to_c(field), &n);
+        if (s != MBR_OK) return Error(static_cast<Code>(s));
         std::string out(n + 1, '\0');
-        s = mbr_envelope_string(&raw_, field, &out[0], out.size(), &n);
-        if (s != MBR_OK) return Error(s);
+        s = mbr_envelope_string(&raw_, to_c(field), &out[0], out.size(), &n);
+        if (s != MBR_OK) return Error(static_cast<Code>(s));
         out.resize(n);
         return out;
     }
     /// tenant_id (allocates).
-    Result<std::string> tenant_id() const { return string(MBR_ENVELOPE_FIELD_TENANT_ID); }
+    Result<std::string> tenant_id() const { return string(EnvelopeField::tenant_id); }
     /// Whether the parsed text is byte for byte its SPEC §3.2 form.
-    Result<bool> is_canonical() const {
+    Result<bool> is_canonical() const noexcept {
         bool c = false;
-        std::uint32_t s = mbr_envelope_is_canonical(&raw_, &c);
-        return detail::make(s, detail::blank(), std::move(c));
+        return detail::make(mbr_envelope_is_canonical(&raw_, &c), std::move(c));
     }
-    Result<std::size_t> encoded_len() const {
+    Result<std::size_t> encoded_len() const noexcept {
         std::size_t n = 0;
-        std::uint32_t s = mbr_envelope_encoded_len(&raw_, &n);
-        return detail::make(s, detail::blank(), std::move(n));
+        return detail::make(mbr_envelope_encoded_len(&raw_, &n), std::move(n));
     }
     /// The SPEC §3.2 (to_bytes) text into `out`; returns its length.
-    Result<std::size_t> write(MutableBytes out) const {
+    Result<std::size_t> write(MutableBytes out) const noexcept {
         std::size_t n = 0;
-        mbr_error e = detail::blank();
-        std::uint32_t s = mbr_envelope_write(&raw_, out.data, out.size, &n, &e);
+        detail::c_error e;
+        std::uint32_t s = mbr_envelope_write(&raw_, out.data(), out.size(), &n, &e.raw);
         return detail::make(s, e, std::move(n));
     }
     /// The SPEC §3.2 text in a new string (allocates).
@@ -909,7 +1492,7 @@ class Envelope {
         Result<std::size_t> len = encoded_len();
         if (!len) return len.error();
         std::string out(len.value(), '\0');
-        Result<std::size_t> n = write(MutableBytes(reinterpret_cast<std::uint8_t *>(&out[0]), out.size()));
+        Result<std::size_t> n = write(MutableBytes(&out[0], out.size()));
         if (!n) return n.error();
         return out;
     }
@@ -917,12 +1500,9 @@ class Envelope {
     const mbr_envelope *c_ptr() const noexcept { return &raw_; }
 
   private:
-    Envelope() noexcept : raw_() {}
+    friend struct detail::result_access;
     mbr_envelope raw_;
 };
-
-/// Name of an MBR_CONSISTENCY_* number ("strong", ...; static).
-inline std::string_view consistency_name(std::uint32_t consistency) noexcept { return mbr_consistency_name(consistency); }
 
 /// The inputs of the compatibility hash (SPEC §3.3).
 struct CompatInputs {
@@ -937,7 +1517,7 @@ struct CompatInputs {
 };
 
 /// The compatibility hash of explicit values: an envelope's fingerprint_compat.
-inline Result<Hex> compat_hash(const CompatInputs &in) {
+inline Result<Hex> compat_hash(const CompatInputs &in) noexcept {
     mbr_compat_inputs c{};
     c.model_id = detail::c_str(in.model_id);
     c.model_revision = detail::c_str(in.model_revision);
@@ -948,15 +1528,13 @@ inline Result<Hex> compat_hash(const CompatInputs &in) {
     c.dtype = detail::c_str(in.dtype);
     c.config_hash = detail::c_str(in.config_hash);
     Hex out{};
-    std::uint32_t s = mbr_compat_hash(&c, out.data());
-    return detail::make(s, detail::blank(), std::move(out));
+    return detail::make(mbr_compat_hash(&c, out.data()), std::move(out));
 }
 
 /// The compatibility hash derived from an identity (layout versions 0, config_hash "").
-inline Result<Hex> compat_hash(const Identity &identity) {
+inline Result<Hex> compat_hash(const Identity &identity) noexcept {
     Hex out{};
-    std::uint32_t s = mbr_identity_compat_hash(identity.c_ptr(), out.data());
-    return detail::make(s, detail::blank(), std::move(out));
+    return detail::make(mbr_identity_compat_hash(identity.c_ptr(), out.data()), std::move(out));
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -970,28 +1548,26 @@ struct Parts {
     std::uint16_t logical = 0;
 };
 
-/// (physical_ms << 16) | logical; MBR_INVALID_ARGUMENT past MBR_HLC_MAX_PHYSICAL_MS.
-inline Result<std::uint64_t> pack(std::uint64_t physical_ms, std::uint16_t logical) {
+/// (physical_ms << 16) | logical; Code::invalid_argument past MBR_HLC_MAX_PHYSICAL_MS.
+inline Result<std::uint64_t> pack(std::uint64_t physical_ms, std::uint16_t logical) noexcept {
     std::uint64_t out = 0;
-    std::uint32_t s = mbr_hlc_pack(physical_ms, logical, &out);
-    return detail::make(s, detail::blank(), std::move(out));
+    return detail::make(mbr_hlc_pack(physical_ms, logical, &out), std::move(out));
 }
 inline Parts unpack(std::uint64_t value) noexcept {
     Parts p;
-    (void)mbr_hlc_unpack(value, &p.physical_ms, &p.logical);
+    std::uint32_t status = mbr_hlc_unpack(value, &p.physical_ms, &p.logical);
+    (void)status; // MBR_OK for every value: both outputs are objects
     return p;
 }
 /// The next local value after `previous` at wall-clock time `now_ms`.
-inline Result<std::uint64_t> tick(std::uint64_t previous, std::uint64_t now_ms) {
+inline Result<std::uint64_t> tick(std::uint64_t previous, std::uint64_t now_ms) noexcept {
     std::uint64_t out = 0;
-    std::uint32_t s = mbr_hlc_tick(previous, now_ms, &out);
-    return detail::make(s, detail::blank(), std::move(out));
+    return detail::make(mbr_hlc_tick(previous, now_ms, &out), std::move(out));
 }
 /// The local value after receiving `remote` at wall-clock time `now_ms`.
-inline Result<std::uint64_t> merge(std::uint64_t local, std::uint64_t remote, std::uint64_t now_ms) {
+inline Result<std::uint64_t> merge(std::uint64_t local, std::uint64_t remote, std::uint64_t now_ms) noexcept {
     std::uint64_t out = 0;
-    std::uint32_t s = mbr_hlc_merge(local, remote, now_ms, &out);
-    return detail::make(s, detail::blank(), std::move(out));
+    return detail::make(mbr_hlc_merge(local, remote, now_ms, &out), std::move(out));
 }
 
 /// A node's clock: the last value it issued or observed (unchanged on an error).
@@ -1000,15 +1576,15 @@ class Clock {
     explicit Clock(std::uint64_t last = 0) noexcept : last_(last) {}
     std::uint64_t last() const noexcept { return last_; }
     /// Issue a value for a local event.
-    Result<std::uint64_t> tick(std::uint64_t now_ms) { return remember(hlc::tick(last_, now_ms)); }
+    Result<std::uint64_t> tick(std::uint64_t now_ms) noexcept { return remember(hlc::tick(last_, now_ms)); }
     /// Take a remote value into account.
-    Result<std::uint64_t> observe(std::uint64_t remote, std::uint64_t now_ms) {
+    Result<std::uint64_t> observe(std::uint64_t remote, std::uint64_t now_ms) noexcept {
         return remember(hlc::merge(last_, remote, now_ms));
     }
 
   private:
-    Result<std::uint64_t> remember(Result<std::uint64_t> next) {
-        if (next) last_ = next.value();
+    Result<std::uint64_t> remember(Result<std::uint64_t> next) noexcept {
+        if (next) last_ = *next;
         return next;
     }
     std::uint64_t last_;
@@ -1019,20 +1595,28 @@ class Clock {
 /* ---------------------------------------------------------------------------------- */
 /* Migration to v5 (SPEC §7)                                                          */
 
-/// Dry run: what migrating this frame would do (the mode must be MBR_MODE_EXACT).
-inline Result<mbr_frame_migration> plan_frame_migration(Bytes frame, const ReadOptions &options = ReadOptions()) {
-    mbr_frame_migration m{};
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_plan_frame_migration(frame.data, frame.size, options.c_options(), &m, &e);
+/// What a frame migration found or did.
+struct FrameMigration {
+    mbr_frame_migration raw;
+    MigrationKind kind() const noexcept { return static_cast<MigrationKind>(raw.kind); }
+    std::uint32_t from_version() const noexcept { return raw.from_version; }
+    bool rewrites() const noexcept { return raw.rewrites; }
+};
+
+/// Dry run: what migrating this frame would do (the mode must be Mode::exact).
+inline Result<FrameMigration> plan_frame_migration(Bytes frame, const ReadOptions &options = ReadOptions()) noexcept {
+    FrameMigration m{};
+    detail::c_error e;
+    std::uint32_t s = mbr_plan_frame_migration(frame.data(), frame.size(), options.c_options(), &m.raw, &e.raw);
     return detail::make(s, e, std::move(m));
 }
 
 /// Migrate a v2 or v4 frame to v5 in place (bytes 0..6); untouched on any error.
-inline Result<mbr_frame_migration> migrate_frame_in_place(MutableBytes frame,
-                                                         const ReadOptions &options = ReadOptions()) {
-    mbr_frame_migration m{};
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_migrate_frame_in_place(frame.data, frame.size, options.c_options(), &m, &e);
+inline Result<FrameMigration> migrate_frame_in_place(MutableBytes frame,
+                                                     const ReadOptions &options = ReadOptions()) noexcept {
+    FrameMigration m{};
+    detail::c_error e;
+    std::uint32_t s = mbr_migrate_frame_in_place(frame.data(), frame.size(), options.c_options(), &m.raw, &e.raw);
     return detail::make(s, e, std::move(m));
 }
 
@@ -1041,10 +1625,12 @@ inline Result<mbr_frame_migration> migrate_frame_in_place(MutableBytes frame,
 class EnvelopeMigrationOptions {
   public:
     EnvelopeMigrationOptions() noexcept : raw_(mbr_envelope_migration_options_default()) {}
-    EnvelopeMigrationOptions &default_tenant(std::string_view tenant) noexcept {
+    EnvelopeMigrationOptions &default_tenant(std::string_view tenant MBR_LIFETIMEBOUND) noexcept {
         raw_.default_tenant = detail::c_str(tenant);
         return *this;
     }
+    template <class S, detail::if_owning_rvalue<S> = 0>
+    EnvelopeMigrationOptions &default_tenant(S &&tenant) = delete;
     EnvelopeMigrationOptions &max_depth(std::uint32_t depth) noexcept { raw_.max_depth = depth; return *this; }
     const mbr_envelope_migration_options &c_options() const noexcept { return raw_; }
 
@@ -1052,76 +1638,90 @@ class EnvelopeMigrationOptions {
     mbr_envelope_migration_options raw_;
 };
 
-/// Migrate a schema 2-4 envelope into `out` (kind MBR_MIGRATION_LEGACY, `len` bytes);
-/// a v5 envelope is MBR_MIGRATION_ALREADY_V5 and nothing is written.
-inline Result<mbr_envelope_migration> migrate_envelope(Bytes json, MutableBytes out,
-                                                       const EnvelopeMigrationOptions &options = {}) {
-    mbr_envelope_migration m{};
-    mbr_error e = detail::blank();
-    std::uint32_t s = mbr_migrate_envelope(json.data, json.size, options.c_options(), out.data, out.size, &m, &e);
+/// What an envelope migration found or did.
+struct EnvelopeMigration {
+    mbr_envelope_migration raw;
+    MigrationKind kind() const noexcept { return static_cast<MigrationKind>(raw.kind); }
+    std::uint32_t from_version() const noexcept { return raw.from_version; }
+    /// Bytes written (kind() == MigrationKind::legacy).
+    std::size_t len() const noexcept { return raw.len; }
+};
+
+/// Migrate a schema 2-4 envelope into `out` (kind legacy, len() bytes); a v5 envelope
+/// is kind already_v5 and nothing is written.
+inline Result<EnvelopeMigration> migrate_envelope(Bytes json, MutableBytes out,
+                                                  const EnvelopeMigrationOptions &options = {}) noexcept {
+    EnvelopeMigration m{};
+    detail::c_error e;
+    std::uint32_t s =
+        mbr_migrate_envelope(json.data(), json.size(), options.c_options(), out.data(), out.size(), &m.raw, &e.raw);
     return detail::make(s, e, std::move(m));
 }
 
 /// The v5 text of an envelope (allocates): the migrated text, or a copy of the input
 /// when it is a valid v5 envelope already.
 inline Result<std::string> migrate_envelope(Bytes json, const EnvelopeMigrationOptions &options = {}) {
-    Result<mbr_envelope_migration> sized = migrate_envelope(json, MutableBytes(), options);
+    Result<EnvelopeMigration> sized = migrate_envelope(json, MutableBytes(), options);
     if (sized) return std::string(json.as_string_view()); // v5 already (a rewrite never fits 0 bytes)
-    if (sized.error().status() != MBR_BUFFER_TOO_SMALL) return sized.error();
+    if (sized.code() != Code::buffer_too_small) return sized.error();
     std::string out(static_cast<std::size_t>(sized.error().needed()), '\0');
-    Result<mbr_envelope_migration> done =
-        migrate_envelope(json, MutableBytes(reinterpret_cast<std::uint8_t *>(&out[0]), out.size()), options);
+    Result<EnvelopeMigration> done = migrate_envelope(json, MutableBytes(&out[0], out.size()), options);
     if (!done) return done.error();
-    out.resize(done->len);
+    out.resize(done->len());
     return out;
 }
 
 /* ---------------------------------------------------------------------------------- */
 
-/// The library version ("0.1.0").
+/// The loaded library's version ("0.1.0"; MBR_VERSION_STRING is the header's).
 inline std::string_view version() noexcept { return mbr_version(); }
 /// Whether the loaded library speaks the ABI this header describes.
 inline bool abi_matches() noexcept { return mbr_abi_version() == MBR_ABI_VERSION; }
 
 // ---- cluster metadata (SPEC §5, §6) ----
 
-/// Validate a snapshot JSON text (SPEC §5): Ok, or the SPEC §8 code.
+/// Validate a snapshot JSON text (SPEC §5): ok, or the SPEC §8 code.
 inline Status check_snapshot(Bytes json) noexcept {
-    return detail::make_status(mbr_snapshot_check(json.data, json.size), detail::blank());
+    return detail::make_status(mbr_snapshot_check(json.data(), json.size()));
 }
 
 /// The epoch guard (SPEC §5); std::nullopt is a snapshot without an epoch.
 inline Status check_epoch(std::uint64_t live_epoch, std::optional<std::uint64_t> persisted) noexcept {
-    return detail::make_status(mbr_snapshot_epoch_check(live_epoch, persisted.value_or(0), persisted.has_value()),
-                               detail::blank());
+    return detail::make_status(mbr_snapshot_epoch_check(live_epoch, persisted.value_or(0), persisted.has_value()));
 }
 
 /// Validate a gossip map text (SPEC §6).
 inline Status check_gossip(Bytes json) noexcept {
-    return detail::make_status(mbr_gossip_check(json.data, json.size), detail::blank());
+    return detail::make_status(mbr_gossip_check(json.data(), json.size()));
 }
 
 /// Merge two gossip maps (per hash the larger until) and write the entries active at
-/// `now` into `out`; returns the length. A too-small `out` is MBR_BUFFER_TOO_SMALL with
-/// error().needed() the length needed (and `out` untouched). No table, any map size.
-inline Result<std::size_t> gossip_merge(Bytes a, Bytes b, double now, MutableBytes out) {
+/// `now` into `out`; returns the length. A too-small `out` is Code::buffer_too_small
+/// with error().needed() the length needed (and `out` untouched). No table, any map size.
+inline Result<std::size_t> gossip_merge(Bytes a, Bytes b, double now, MutableBytes out) noexcept {
     std::size_t n = 0;
-    std::uint32_t s = mbr_gossip_merge(a.data, a.size, b.data, b.size, now, out.data, out.size, &n);
-    if (s == MBR_BUFFER_TOO_SMALL) return detail::too_small(n);
-    return detail::make(s, detail::blank(), std::move(n));
+    std::uint32_t s = mbr_gossip_merge(a.data(), a.size(), b.data(), b.size(), now, out.data(), out.size(), &n);
+    if (s == MBR_BUFFER_TOO_SMALL) return Error::buffer_too_small(n);
+    return detail::make(s, std::move(n));
 }
 
 /// The merged gossip map text, in a new string (allocates).
 inline Result<std::string> gossip_merge(Bytes a, Bytes b, double now) {
     std::size_t n = 0;
-    std::uint32_t s = mbr_gossip_merge(a.data, a.size, b.data, b.size, now, nullptr, 0, &n);
-    if (s != MBR_BUFFER_TOO_SMALL) return Error(s); // "{}" at least: an empty output is too small
+    std::uint32_t s = mbr_gossip_merge(a.data(), a.size(), b.data(), b.size(), now, nullptr, 0, &n);
+    if (s != MBR_BUFFER_TOO_SMALL) return Error(static_cast<Code>(s)); // "{}" at least: an empty output is too small
     std::string out(n, '\0');
-    s = mbr_gossip_merge(a.data, a.size, b.data, b.size, now, reinterpret_cast<std::uint8_t *>(&out[0]), out.size(), &n);
-    if (s != MBR_OK) return Error(s);
+    s = mbr_gossip_merge(a.data(), a.size(), b.data(), b.size(), now, reinterpret_cast<std::uint8_t *>(&out[0]),
+                         out.size(), &n);
+    if (s != MBR_OK) return Error(static_cast<Code>(s));
     return out;
 }
 
 } // namespace membrane
+
+namespace std {
+template <>
+struct is_error_code_enum<membrane::Code> : true_type {};
+} // namespace std
 
 #endif /* MEMBRANE_FRAME_HPP */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the test command (scripts/check.sh) needs beyond a Rust toolchain, a C
 # compiler and Python 3 — the same on a fresh machine, a developer's and CI:
-#   Debian packages   cmake pkg-config valgrind (C/C++ checks), gcc-arm-none-eabi
+#   Debian packages   cmake pkg-config valgrind clang (C/C++ checks), gcc-arm-none-eabi
 #                     libnewlib-arm-none-eabi qemu-system-arm (bare-metal check)
 #   Python packages   protobuf, grpcio-tools (tests/proto_interop.rs), pinned
 #   rustup            the thumbv7em-none-eabihf target; nightly with miri and rust-src
@@ -18,6 +18,7 @@ say() { echo "install-deps: $*"; }
 apt_missing=()
 need_tool() { command -v "$1" >/dev/null 2>&1 || apt_missing+=("$2"); }
 need_tool cmake cmake
+need_tool clang++ clang
 need_tool pkg-config pkg-config
 need_tool valgrind valgrind
 need_tool arm-none-eabi-gcc gcc-arm-none-eabi
@@ -42,7 +43,7 @@ if [ ${#apt_missing[@]} -gt 0 ]; then
         say "could not install ${apt_missing[*]} (apt-get install ${apt_missing[*]})"
     fi
 else
-    say "Debian packages present (cmake, pkg-config, valgrind, gcc-arm-none-eabi, newlib, qemu-system-arm)"
+    say "Debian packages present (cmake, clang, pkg-config, valgrind, gcc-arm-none-eabi, newlib, qemu-system-arm)"
 fi
 
 # ---- Python packages (pinned) ----

@@ -34,6 +34,7 @@ impl mbr_digest {
 /// `data` is NULL or points to `len` readable bytes; `out` is NULL or points to a
 /// writable `mbr_digest`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_sha256(data: *const u8, len: usize, out: *mut mbr_digest) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;

@@ -140,6 +140,7 @@ fn with_string_field<T>(
 /// # Safety
 /// `json` is NULL or points to `len` readable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_check(json: *const u8, len: usize) -> u32 {
     boundary(NO_DETAIL, || FragmentMessage::parse(input(json, len, "json")?).map(|_| ()))
 }
@@ -160,6 +161,7 @@ pub unsafe extern "C" fn mbr_envelope_check(json: *const u8, len: usize) -> u32 
 /// `json` is NULL or points to `len` readable bytes; `out` is NULL or points to `cap`
 /// writable bytes that do not overlap them; `written` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_canonicalize(
     json: *const u8,
     len: usize,
@@ -185,6 +187,7 @@ pub unsafe extern "C" fn mbr_envelope_canonicalize(
 /// `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
 /// the envelope is used; `out` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_parse(
     json: *const u8,
     len: usize,
@@ -245,6 +248,7 @@ pub struct mbr_envelope_values {
 /// identity (and what it borrows) stay alive and unchanged while the envelope is used;
 /// `out` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_build(
     values: *const mbr_envelope_values,
     out: *mut mbr_envelope,
@@ -316,6 +320,7 @@ pub struct mbr_envelope_fields {
 /// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_get_fields(envelope: *const mbr_envelope, out: *mut mbr_envelope_fields) -> u32 {
     read_into(envelope, out, "out", |message| {
         let compat = message.fingerprint_compat();
@@ -344,6 +349,7 @@ pub unsafe extern "C" fn mbr_envelope_get_fields(envelope: *const mbr_envelope, 
 /// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_identity(envelope: *const mbr_envelope, out: *mut mbr_identity) -> u32 {
     read_into(envelope, out, "out", |message| Ok(mbr_identity::holding(Some(message.identity().clone()))))
 }
@@ -357,6 +363,7 @@ pub unsafe extern "C" fn mbr_envelope_identity(envelope: *const mbr_envelope, ou
 /// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out_len` is
 /// NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_string_len(
     envelope: *const mbr_envelope,
     field: u32,
@@ -379,6 +386,7 @@ pub unsafe extern "C" fn mbr_envelope_string_len(
 /// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `buf` is NULL
 /// or points to `capacity` writable bytes; `out_len` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_string(
     envelope: *const mbr_envelope,
     field: u32,
@@ -401,6 +409,7 @@ pub unsafe extern "C" fn mbr_envelope_string(
 /// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_is_canonical(envelope: *const mbr_envelope, out: *mut bool) -> u32 {
     read_into(envelope, out, "out", |message| Ok(message.is_canonical()))
 }
@@ -413,6 +422,7 @@ pub unsafe extern "C" fn mbr_envelope_is_canonical(envelope: *const mbr_envelope
 /// `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out_len` is
 /// NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_encoded_len(envelope: *const mbr_envelope, out_len: *mut usize) -> u32 {
     read_into(envelope, out_len, "out_len", |message| Ok(message.encoded_len()))
 }
@@ -428,6 +438,7 @@ pub unsafe extern "C" fn mbr_envelope_encoded_len(envelope: *const mbr_envelope,
 /// or points to `capacity` writable bytes that do not overlap what it borrows; `out_len`
 /// and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_envelope_write(
     envelope: *const mbr_envelope,
     buf: *mut u8,
@@ -441,6 +452,7 @@ pub unsafe extern "C" fn mbr_envelope_write(
 /// The name of an `MBR_CONSISTENCY_*` number (`"strong"`, `"quorum"`, `"eventual"`),
 /// or `"unknown"`. Never NULL; the string is static.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_consistency_name(consistency: u32) -> *const c_char {
     guard(c"unknown".as_ptr(), || CONSISTENCY_NAMES.get(usize::try_from(consistency).unwrap_or(usize::MAX), c"unknown"))
 }
@@ -479,6 +491,7 @@ pub struct mbr_compat_inputs {
 /// `inputs` is NULL or points to a readable `mbr_compat_inputs` whose strings are
 /// readable; `out` is NULL or points to 65 writable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_compat_hash(inputs: *const mbr_compat_inputs, out: *mut c_char) -> u32 {
     boundary(NO_DETAIL, || {
         let inputs = value_of(inputs, "inputs")?;
@@ -510,6 +523,7 @@ pub unsafe extern "C" fn mbr_compat_hash(inputs: *const mbr_compat_inputs, out: 
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
 /// or points to 65 writable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_compat_hash(identity: *const mbr_identity, out: *mut c_char) -> u32 {
     read_into(identity, out.cast::<[c_char; 65]>(), "out", |identity| Ok(hex65(&identity.fingerprint_compat())))
 }

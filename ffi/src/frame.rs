@@ -88,6 +88,7 @@ impl mbr_read_options {
 
 /// The defaults: trailer level, exact mode, 64 KiB identity limit, JSON depth 32.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_read_options_default() -> mbr_read_options {
     let defaults = || {
         let rust = ReadOptions::new();
@@ -232,6 +233,7 @@ fn elements_of<T: PayloadElement>(
 /// `frame` is NULL or points to an `mbr_frame` filled by `mbr_frame_parse`, whose
 /// buffer is alive; `out` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_payload_elements(
     frame: *const mbr_frame,
     element: u32,
@@ -275,6 +277,7 @@ pub unsafe extern "C" fn mbr_frame_payload_elements(
 /// # Safety
 /// `frame` is NULL or points to an `mbr_frame`; `out` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_payload_is_aligned(frame: *const mbr_frame, align: u32, out: *mut bool) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;
@@ -296,6 +299,7 @@ pub unsafe extern "C" fn mbr_frame_payload_is_aligned(frame: *const mbr_frame, a
 /// # Safety
 /// `buf` is NULL or points to `len` readable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_check(buf: *const u8, len: usize, level: u32) -> u32 {
     boundary(NO_DETAIL, || {
         let level = level_of(level)?;
@@ -316,6 +320,7 @@ pub unsafe extern "C" fn mbr_frame_check(buf: *const u8, len: usize, level: u32)
 /// long as the view is used; `out` and `error` are each NULL or point to a writable
 /// value of their type.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_parse(
     buf: *const u8,
     len: usize,
@@ -374,6 +379,7 @@ pub struct mbr_verdict {
 /// points to `count` writable `mbr_verdict`s; `error` is NULL or points to a writable
 /// `mbr_error`. None of them changes during the call.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_verify_batch(
     frames: *const mbr_bytes,
     count: usize,

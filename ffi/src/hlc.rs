@@ -24,6 +24,7 @@ const _: () = {
 /// # Safety
 /// `out` is NULL or points to a writable `uint64_t`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_hlc_pack(physical_ms: u64, logical: u16, out: *mut u64) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;
@@ -39,6 +40,7 @@ pub unsafe extern "C" fn mbr_hlc_pack(physical_ms: u64, logical: u16, out: *mut 
 /// # Safety
 /// `physical_ms` and `logical` are each NULL or point to a writable value of their type.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_hlc_unpack(hlc: u64, physical_ms: *mut u64, logical: *mut u16) -> u32 {
     boundary(NO_DETAIL, || {
         let (physical_ms, logical) = outs!(physical_ms, logical);
@@ -60,6 +62,7 @@ pub unsafe extern "C" fn mbr_hlc_unpack(hlc: u64, physical_ms: *mut u64, logical
 /// # Safety
 /// `out` is NULL or points to a writable `uint64_t`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_hlc_tick(previous: u64, now_ms: u64, out: *mut u64) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;
@@ -80,6 +83,7 @@ pub unsafe extern "C" fn mbr_hlc_tick(previous: u64, now_ms: u64, out: *mut u64)
 /// # Safety
 /// `out` is NULL or points to a writable `uint64_t`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_hlc_merge(local: u64, remote: u64, now_ms: u64, out: *mut u64) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;

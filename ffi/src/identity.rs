@@ -6,10 +6,9 @@ use crate::boundary::{boundary, guard, NO_DETAIL};
 use crate::digest::mbr_digest;
 use crate::object::{self, opaque, read_into, store, try_ref};
 use crate::out::Out;
-use crate::slice::{copy_decoded, input, name_table, output, text, value_of, write_out, NameTable, NAME_WIDTH};
+use crate::slice::{c_name, copy_decoded, input, name_table, output, text, value_of, write_out, NameTable, NAME_WIDTH};
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
-#[cfg(test)]
 use membrane::identity::FIELD_NAMES;
 use membrane::identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity, MAX_SHAPE_DIMS};
 use membrane::json::JsonStr;
@@ -118,6 +117,18 @@ const _: () = {
 #[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
 static DTYPE_NAMES: NameTable<{ Dtype::ALL.len() }, NAME_WIDTH> = name_table!(Dtype::ALL, name, NAME_WIDTH);
 
+/// The identity field names in `MBR_FIELD_*` order (a test checks the order).
+#[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
+static FIELD_NAME_TABLE: NameTable<{ FIELD_NAMES.len() }, NAME_WIDTH> = {
+    let mut table = [[0u8; NAME_WIDTH]; FIELD_NAMES.len()];
+    let mut i = 0;
+    while i < FIELD_NAMES.len() {
+        table[i] = c_name::<NAME_WIDTH>(FIELD_NAMES[i]);
+        i += 1;
+    }
+    NameTable(table)
+};
+
 fn dtype_of(number: u32) -> Option<Dtype> {
     Dtype::ALL.get(usize::try_from(number).ok()?).copied()
 }
@@ -204,6 +215,7 @@ fn string_field<'a>(identity: &PayloadIdentity<'a>, field: u32) -> Result<JsonSt
 /// `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
 /// the identity is used; `out` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_parse(
     json: *const u8,
     len: usize,
@@ -229,6 +241,7 @@ pub unsafe extern "C" fn mbr_identity_parse(
 /// is NULL (with `shape_len` 0) or points to `shape_len` readable integers; `out` and
 /// `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_build(
     values: *const mbr_identity_values,
     out: *mut mbr_identity,
@@ -268,6 +281,7 @@ pub unsafe extern "C" fn mbr_identity_build(
 /// or points to `hash_len` readable bytes that outlive the result; `out` (which may be
 /// `identity`) and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_with_payload_hash(
     identity: *const mbr_identity,
     hash: *const c_char,
@@ -296,6 +310,7 @@ pub unsafe extern "C" fn mbr_identity_with_payload_hash(
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` is
 /// NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_string_len(
     identity: *const mbr_identity,
     field: u32,
@@ -316,6 +331,7 @@ pub unsafe extern "C" fn mbr_identity_string_len(
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `buf` is NULL
 /// or points to `capacity` writable bytes; `out_len` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_string(
     identity: *const mbr_identity,
     field: u32,
@@ -329,6 +345,34 @@ pub unsafe extern "C" fn mbr_identity_string(
     })
 }
 
+/// A string field's value in place, without a copy: `*out` points into what the
+/// identity borrows (the JSON text or frame it was parsed from, the strings it was built
+/// from) and is valid as long as that is. Only a value written without JSON escapes is
+/// its own decoded text; for one written with escapes (`\u00e9`, `\"`) there is no view
+/// in place, and the call returns `MBR_BUFFER_TOO_SMALL`: decode it with
+/// `mbr_identity_string` into `mbr_identity_string_len` + 1 bytes.
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (escapes), `MBR_INVALID_ARGUMENT`,
+/// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+/// or writable.
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_identity_string_view(
+    identity: *const mbr_identity,
+    field: u32,
+    out: *mut crate::slice::mbr_str,
+) -> u32 {
+    read_into(identity, out, "out", |identity| {
+        let value = string_field(identity, field)?;
+        let text =
+            value.as_str().ok_or_else(|| Error::buffer_too_small(value.decoded_len() as u64 + 1).in_field("field"))?;
+        Ok(crate::slice::mbr_str { ptr: text.as_ptr().cast(), len: text.len() })
+    })
+}
+
 /// A range field (`MBR_FIELD_LAYER_RANGE`, `MBR_FIELD_HEAD_RANGE`, `MBR_FIELD_TOKEN_SPAN`).
 ///
 /// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
@@ -337,6 +381,7 @@ pub unsafe extern "C" fn mbr_identity_string(
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_range(identity: *const mbr_identity, field: u32, out: *mut mbr_range) -> u32 {
     read_into(identity, out, "out", |identity| {
         let value = match field {
@@ -362,6 +407,7 @@ pub unsafe extern "C" fn mbr_identity_range(identity: *const mbr_identity, field
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_dtype(identity: *const mbr_identity, out: *mut u32) -> u32 {
     read_into(identity, out, "out", |identity| Ok(dtype_number(identity.dtype())))
 }
@@ -375,6 +421,7 @@ pub unsafe extern "C" fn mbr_identity_dtype(identity: *const mbr_identity, out: 
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `dims` is NULL
 /// or points to `capacity` writable integers; `out_len` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_shape(
     identity: *const mbr_identity,
     dims: *mut i64,
@@ -400,6 +447,7 @@ pub unsafe extern "C" fn mbr_identity_shape(
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_tensor_bytes(identity: *const mbr_identity, out: *mut u64) -> u32 {
     read_into(identity, out, "out", |identity| {
         identity
@@ -417,6 +465,7 @@ pub unsafe extern "C" fn mbr_identity_tensor_bytes(identity: *const mbr_identity
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_is_canonical(identity: *const mbr_identity, out: *mut bool) -> u32 {
     read_into(identity, out, "out", |identity| Ok(identity.is_canonical()))
 }
@@ -430,6 +479,7 @@ pub unsafe extern "C" fn mbr_identity_is_canonical(identity: *const mbr_identity
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_fingerprint(identity: *const mbr_identity, out: *mut mbr_digest) -> u32 {
     read_into(identity, out, "out", |identity| Ok(mbr_digest::of(&identity.fingerprint())))
 }
@@ -443,6 +493,7 @@ pub unsafe extern "C" fn mbr_identity_fingerprint(identity: *const mbr_identity,
 /// `json` is NULL or points to `len` readable bytes; `out` is NULL or points to 65
 /// writable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_fingerprint_hex(json: *const u8, len: usize, out: *mut c_char) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out.cast::<[c_char; 65]>(), "out")?;
@@ -460,6 +511,7 @@ pub unsafe extern "C" fn mbr_identity_fingerprint_hex(json: *const u8, len: usiz
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` is
 /// NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_canonical_len(identity: *const mbr_identity, out_len: *mut usize) -> u32 {
     read_into(identity, out_len, "out_len", |identity| Ok(identity.canonical_len()))
 }
@@ -475,6 +527,7 @@ pub unsafe extern "C" fn mbr_identity_canonical_len(identity: *const mbr_identit
 /// or points to `capacity` writable bytes; `out_len` and `error` are each NULL or
 /// writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_identity_write_canonical(
     identity: *const mbr_identity,
     buf: *mut u8,
@@ -488,8 +541,17 @@ pub unsafe extern "C" fn mbr_identity_write_canonical(
 /// The name of a dtype number (`"float16"`, ..., `"nf4"`), or `"unknown"`. Never NULL;
 /// the string is static.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_dtype_name(dtype: u32) -> *const c_char {
     guard(c"unknown".as_ptr(), || DTYPE_NAMES.get(usize::try_from(dtype).unwrap_or(usize::MAX), c"unknown"))
+}
+
+/// The name of an identity field number (`MBR_FIELD_PAYLOAD_HASH` is `"payload_hash"`,
+/// ..., `MBR_FIELD_SHAPE` is `"shape"`), or `"unknown"`. Never NULL; the string is static.
+#[no_mangle]
+#[must_use]
+pub extern "C" fn mbr_field_name(field: u32) -> *const c_char {
+    guard(c"unknown".as_ptr(), || FIELD_NAME_TABLE.get(usize::try_from(field).unwrap_or(usize::MAX), c"unknown"))
 }
 
 /// Bits per element of a dtype number.
@@ -499,6 +561,7 @@ pub extern "C" fn mbr_dtype_name(dtype: u32) -> *const c_char {
 /// # Safety
 /// `out` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_dtype_bits(dtype: u32, out: *mut u32) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;
@@ -514,6 +577,7 @@ pub unsafe extern "C" fn mbr_dtype_bits(dtype: u32, out: *mut u32) -> u32 {
 /// # Safety
 /// `name` is NULL or points to `len` readable bytes; `out` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_dtype_from_name(name: *const c_char, len: usize, out: *mut u32) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;

@@ -71,6 +71,7 @@ fn migration_options(options: mbr_read_options) -> Result<ReadOptions, Error> {
 /// `buf` is NULL or points to `len` readable bytes; `out` and `error` are each NULL or
 /// writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_plan_frame_migration(
     buf: *const u8,
     len: usize,
@@ -98,6 +99,7 @@ pub unsafe extern "C" fn mbr_plan_frame_migration(
 /// `buf` is NULL or points to `len` writable bytes not used elsewhere during the call;
 /// `out` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_migrate_frame_in_place(
     buf: *mut u8,
     len: usize,
@@ -128,6 +130,7 @@ pub struct mbr_envelope_migration_options {
 
 /// The defaults: tenant `"public"`, JSON depth 32.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_envelope_migration_options_default() -> mbr_envelope_migration_options {
     let defaults = || mbr_envelope_migration_options {
         default_tenant: mbr_str::from_static(DEFAULT_TENANT),
@@ -168,6 +171,7 @@ pub struct mbr_envelope_migration {
 /// readable; `out` is NULL or points to `capacity` writable bytes that overlap neither;
 /// `result` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_migrate_envelope(
     json: *const u8,
     len: usize,

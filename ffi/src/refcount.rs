@@ -49,6 +49,7 @@ opaque!(mbr_refcounts => RefCounts<'a>, b"mbr_refc", "counts", MBR_REFCOUNTS_SIZ
 /// are each NULL or point to `slots_bytes` / `nodes_bytes` writable bytes handed over for
 /// the life of the counts.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_refcounts_init(
     counts: *mut mbr_refcounts,
     slots: *mut c_void,
@@ -83,6 +84,7 @@ pub unsafe extern "C" fn mbr_refcounts_init(
 /// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; `len` and
 /// `capacity` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_refcounts_stats(counts: *mut mbr_refcounts, len: *mut usize, capacity: *mut usize) -> u32 {
     boundary(NO_DETAIL, || {
         let (len, capacity) = outs!(len, capacity);
@@ -103,6 +105,7 @@ pub unsafe extern "C" fn mbr_refcounts_stats(counts: *mut mbr_refcounts, len: *m
 /// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; the strings
 /// are readable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_refcounts_acquire(
     counts: *mut mbr_refcounts,
     content_hash: mbr_str,
@@ -125,6 +128,7 @@ pub unsafe extern "C" fn mbr_refcounts_acquire(
 /// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call; the strings
 /// are readable; `emptied` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_refcounts_release(
     counts: *mut mbr_refcounts,
     content_hash: mbr_str,
@@ -150,6 +154,7 @@ pub unsafe extern "C" fn mbr_refcounts_release(
 /// `content_hash` is readable; `callback`, if set, is safe to call with `userdata`;
 /// `count` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_refcounts_holders(
     counts: *mut mbr_refcounts,
     content_hash: mbr_str,
@@ -179,6 +184,7 @@ pub unsafe extern "C" fn mbr_refcounts_holders(
 /// `counts` is NULL or points to initialised `mbr_refcounts` not in use by another call;
 /// `content_hash` is readable; `forgotten` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_refcounts_forget(
     counts: *mut mbr_refcounts,
     content_hash: mbr_str,

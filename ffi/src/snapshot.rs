@@ -238,6 +238,7 @@ fn member_value(member: &Member<'_>) -> mbr_member {
 /// # Safety
 /// `json` is NULL or points to `len` readable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_check(json: *const u8, len: usize) -> u32 {
     boundary(NO_DETAIL, || Snapshot::parse(input(json, len, "json")?).map(|_| ()))
 }
@@ -252,6 +253,7 @@ pub unsafe extern "C" fn mbr_snapshot_check(json: *const u8, len: usize) -> u32 
 /// `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
 /// the snapshot is used; `out` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_parse(
     json: *const u8,
     len: usize,
@@ -273,6 +275,7 @@ pub unsafe extern "C" fn mbr_snapshot_parse(
 /// # Safety
 /// As `mbr_snapshot_parse`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_parse_guarded(
     json: *const u8,
     len: usize,
@@ -291,6 +294,7 @@ pub unsafe extern "C" fn mbr_snapshot_parse_guarded(
 /// `MBR_STALE_EPOCH` when it is two or more behind, or when `has_persisted_epoch` is
 /// false (the snapshot had no epoch).
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_snapshot_epoch_check(live_epoch: u64, persisted_epoch: u64, has_persisted_epoch: bool) -> u32 {
     boundary(NO_DETAIL, || check_epoch(live_epoch, has_persisted_epoch.then_some(persisted_epoch)))
 }
@@ -303,6 +307,7 @@ pub extern "C" fn mbr_snapshot_epoch_check(live_epoch: u64, persisted_epoch: u64
 /// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_info_get(snapshot: *const mbr_snapshot, out: *mut mbr_snapshot_info) -> u32 {
     read_into(snapshot, out, "out", |snapshot| {
         Ok(mbr_snapshot_info {
@@ -328,6 +333,7 @@ pub unsafe extern "C" fn mbr_snapshot_info_get(snapshot: *const mbr_snapshot, ou
 /// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_member(snapshot: *const mbr_snapshot, index: usize, out: *mut mbr_member) -> u32 {
     read_into(snapshot, out, "out", |snapshot| {
         Ok(member_value(&snapshot.membership().iter().nth(index).ok_or_else(out_of_range)?))
@@ -343,6 +349,7 @@ pub unsafe extern "C" fn mbr_snapshot_member(snapshot: *const mbr_snapshot, inde
 /// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_replica_len(snapshot: *const mbr_snapshot, index: usize, out: *mut usize) -> u32 {
     read_into(snapshot, out, "out", |snapshot| {
         let (_, nodes) = snapshot.replica_map().iter().nth(index).ok_or_else(out_of_range)?;
@@ -366,6 +373,7 @@ pub unsafe extern "C" fn mbr_snapshot_replica_len(snapshot: *const mbr_snapshot,
 /// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `buf` is NULL
 /// or points to `capacity` writable bytes; `out_len` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_string(
     snapshot: *const mbr_snapshot,
     field: u32,
@@ -391,6 +399,7 @@ pub unsafe extern "C" fn mbr_snapshot_string(
 /// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged), not in use
 /// by another call.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_set_cluster_epoch(snapshot: *mut mbr_snapshot, cluster_epoch: u64) -> u32 {
     boundary(NO_DETAIL, || {
         let value = try_mut(snapshot)?;
@@ -407,6 +416,7 @@ pub unsafe extern "C" fn mbr_snapshot_set_cluster_epoch(snapshot: *mut mbr_snaps
 /// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_is_canonical(snapshot: *const mbr_snapshot, out: *mut bool) -> u32 {
     read_into(snapshot, out, "out", |snapshot| Ok(snapshot.is_canonical()))
 }
@@ -424,6 +434,7 @@ pub unsafe extern "C" fn mbr_snapshot_is_canonical(snapshot: *const mbr_snapshot
 /// or points to `capacity` writable bytes that do not overlap that text; `out_len` and
 /// `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_write(
     snapshot: *const mbr_snapshot,
     buf: *mut u8,
@@ -446,6 +457,7 @@ pub unsafe extern "C" fn mbr_snapshot_write(
 /// `snapshot` is NULL or points to an `mbr_snapshot` (its text alive and unchanged); `cursor` is
 /// NULL or points to writable `mbr_snapshot_cursor` storage.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_cursor_init(
     snapshot: *const mbr_snapshot,
     list: u32,
@@ -468,6 +480,7 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_init(
 /// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive) not in use
 /// by another call; `has_entry` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_cursor_next(cursor: *mut mbr_snapshot_cursor, has_entry: *mut bool) -> u32 {
     boundary(NO_DETAIL, || {
         let has_entry = Out::new(has_entry, "has_entry")?;
@@ -486,6 +499,7 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_next(cursor: *mut mbr_snapshot_curs
 /// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_cursor_member(cursor: *const mbr_snapshot_cursor, out: *mut mbr_member) -> u32 {
     read_into(cursor, out, "out", |cursor| match cursor.entry()? {
         Entry::Member(member) => Ok(member_value(&member)),
@@ -503,6 +517,7 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_member(cursor: *const mbr_snapshot_
 /// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is NULL
 /// or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_cursor_replica_len(cursor: *const mbr_snapshot_cursor, out: *mut usize) -> u32 {
     read_into(cursor, out, "out", |cursor| match cursor.entry()? {
         Entry::Replica(_, nodes) => Ok(nodes.len()),
@@ -525,6 +540,7 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_replica_len(cursor: *const mbr_snap
 /// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `buf` is NULL
 /// or points to `capacity` writable bytes; `out_len` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_snapshot_cursor_string(
     cursor: *const mbr_snapshot_cursor,
     field: u32,

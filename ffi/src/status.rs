@@ -169,6 +169,7 @@ fn code_index(status: u32) -> Option<usize> {
 /// `"panic"` for `MBR_PANIC` and `"unknown"` for a number that is no status. Never
 /// NULL; the string is static.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_status_name(status: u32) -> *const c_char {
     guard(c"unknown".as_ptr(), || match (status, code_index(status)) {
         (MBR_OK, _) => c"ok".as_ptr(),
@@ -180,6 +181,7 @@ pub extern "C" fn mbr_status_name(status: u32) -> *const c_char {
 
 /// A one-line English description of a status. Never NULL; the string is static.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_status_str(status: u32) -> *const c_char {
     guard(c"unknown status".as_ptr(), || match (status, code_index(status)) {
         (MBR_OK, _) => c"success".as_ptr(),
@@ -194,6 +196,7 @@ pub extern "C" fn mbr_status_str(status: u32) -> *const c_char {
 /// `MBR_CLASS_USAGE` (API misuse; also `MBR_PANIC` and unknown numbers) or
 /// `MBR_CLASS_IO`.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_status_class(status: u32) -> u32 {
     guard(MBR_CLASS_USAGE, || match (status, ErrorCode::from_number(status)) {
         (MBR_OK, _) => MBR_CLASS_NONE,
@@ -205,6 +208,7 @@ pub extern "C" fn mbr_status_class(status: u32) -> u32 {
 /// The name of a class: `"none"`, `"schema"`, `"corrupt"`, `"usage"`, `"io"`, or
 /// `"unknown"`. Never NULL; the string is static.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_class_name(class: u32) -> *const c_char {
     guard(c"unknown".as_ptr(), || {
         let name = match class {

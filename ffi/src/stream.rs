@@ -88,6 +88,7 @@ pub struct mbr_streamed_frame {
 /// `identity_buf` is NULL or points to `identity_capacity` writable bytes, left alone
 /// by the caller while the verifier (and its result) is in use.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_stream_verifier_init(
     verifier: *mut mbr_stream_verifier,
     options: mbr_read_options,
@@ -115,6 +116,7 @@ pub unsafe extern "C" fn mbr_stream_verifier_init(
 /// call; `chunk` is NULL or points to `len` readable bytes; `out` and `error` are each
 /// NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_stream_verifier_feed(
     verifier: *mut mbr_stream_verifier,
     chunk: *const u8,
@@ -144,6 +146,7 @@ pub unsafe extern "C" fn mbr_stream_verifier_feed(
 /// `verifier` is NULL or points to an `mbr_stream_verifier` not being fed meanwhile;
 /// `out` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_stream_verifier_received(verifier: *const mbr_stream_verifier, out: *mut u64) -> u32 {
     read_into(verifier, out, "out", |verifier| Ok(verifier.received()))
 }
@@ -160,6 +163,7 @@ pub unsafe extern "C" fn mbr_stream_verifier_received(verifier: *const mbr_strea
 /// call; `out` and `error` are each NULL or writable. The result points into the
 /// identity buffer given at init, which must stay alive while it is used.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_stream_verifier_finish(
     verifier: *mut mbr_stream_verifier,
     out: *mut mbr_streamed_frame,

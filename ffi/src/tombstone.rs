@@ -124,6 +124,7 @@ pub(crate) fn report(callback: mbr_id_callback, userdata: *mut c_void, id: &str)
 /// # Safety
 /// `json` is NULL or points to `len` readable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_gossip_check(json: *const u8, len: usize) -> u32 {
     boundary(NO_DETAIL, || GossipMap::parse(input(json, len, "json")?).map(|_| ()))
 }
@@ -149,6 +150,7 @@ pub unsafe extern "C" fn mbr_gossip_check(json: *const u8, len: usize) -> u32 {
 /// `a` and `b` are each NULL or point to `a_len` / `b_len` readable bytes; `out` is NULL
 /// or points to `cap` writable bytes that overlap neither; `written` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_gossip_merge(
     a: *const u8,
     a_len: usize,
@@ -183,6 +185,7 @@ pub unsafe extern "C" fn mbr_gossip_merge(
 /// `nodes` are each NULL or point to `slots_bytes` / `nodes_bytes` writable bytes handed
 /// over for the life of the table.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_table_init(
     table: *mut mbr_tombstone_table,
     slots: *mut c_void,
@@ -215,6 +218,7 @@ pub unsafe extern "C" fn mbr_tombstone_table_init(
 /// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
 /// another call; `len`, `capacity` and `node_capacity` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_table_stats(
     table: *mut mbr_tombstone_table,
     len: *mut usize,
@@ -242,6 +246,7 @@ pub unsafe extern "C" fn mbr_tombstone_table_stats(
 /// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
 /// another call; the strings are readable; `error` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_record(
     table: *mut mbr_tombstone_table,
     content_hash: mbr_str,
@@ -268,6 +273,7 @@ pub unsafe extern "C" fn mbr_tombstone_record(
 /// another call; `json` is NULL or points to `len` readable bytes; `adopted` and `error` are
 /// each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_merge_gossip(
     table: *mut mbr_tombstone_table,
     json: *const u8,
@@ -294,6 +300,7 @@ pub unsafe extern "C" fn mbr_tombstone_merge_gossip(
 /// `table` and `other` are each NULL or point to an initialised `mbr_tombstone_table`
 /// not in use by another call; `error` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_merge_table(
     table: *mut mbr_tombstone_table,
     other: *mut mbr_tombstone_table,
@@ -321,6 +328,7 @@ pub unsafe extern "C" fn mbr_tombstone_merge_table(
 /// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
 /// another call; `content_hash` is readable; `until` and `found` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_get(
     table: *mut mbr_tombstone_table,
     content_hash: mbr_str,
@@ -347,6 +355,7 @@ pub unsafe extern "C" fn mbr_tombstone_get(
 /// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
 /// another call; `content_hash` is readable; `active` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_is_active(
     table: *mut mbr_tombstone_table,
     content_hash: mbr_str,
@@ -370,6 +379,7 @@ pub unsafe extern "C" fn mbr_tombstone_is_active(
 /// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
 /// another call; `content_hash` is readable; `removed` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_remove(
     table: *mut mbr_tombstone_table,
     content_hash: mbr_str,
@@ -393,6 +403,7 @@ pub unsafe extern "C" fn mbr_tombstone_remove(
 /// another call; `callback`, if set, is safe to call with `userdata`; `removed` is NULL or
 /// writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_sweep(
     table: *mut mbr_tombstone_table,
     now: f64,
@@ -418,6 +429,7 @@ pub unsafe extern "C" fn mbr_tombstone_sweep(
 /// another call; `buf` is NULL or points to `capacity` writable bytes; `out_len` and `error`
 /// are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_write_gossip(
     table: *mut mbr_tombstone_table,
     now: f64,
@@ -438,6 +450,7 @@ pub unsafe extern "C" fn mbr_tombstone_write_gossip(
 /// `table` is NULL or points to an initialised `mbr_tombstone_table` not in use by
 /// another call; `json` is NULL or points to `len` readable bytes; `error` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_apply_op_tombstone(
     table: *mut mbr_tombstone_table,
     json: *const u8,
@@ -461,6 +474,7 @@ pub unsafe extern "C" fn mbr_tombstone_apply_op_tombstone(
 /// another call; `json` is NULL or points to `len` readable bytes; `until` and `error` are
 /// each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_tombstone_apply_op_delete(
     table: *mut mbr_tombstone_table,
     json: *const u8,
@@ -513,6 +527,7 @@ fn parse_op(
 /// `json` is NULL or points to `len` readable bytes; `out` and `error` are each NULL or
 /// writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_op_tombstone_parse(
     json: *const u8,
     len: usize,
@@ -533,6 +548,7 @@ pub unsafe extern "C" fn mbr_op_tombstone_parse(
 /// # Safety
 /// As `mbr_op_tombstone_parse`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_op_delete_parse(
     json: *const u8,
     len: usize,
@@ -556,6 +572,7 @@ pub unsafe extern "C" fn mbr_op_delete_parse(
 /// The strings are readable; `buf` is NULL or points to `capacity` writable bytes;
 /// `out_len` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_op_tombstone_write(
     content_hash: mbr_str,
     until: f64,
@@ -578,6 +595,7 @@ pub unsafe extern "C" fn mbr_op_tombstone_write(
 /// # Safety
 /// As `mbr_op_tombstone_write`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_op_delete_write(
     content_hash: mbr_str,
     node_id: mbr_str,

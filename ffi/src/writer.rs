@@ -53,6 +53,7 @@ impl mbr_write_options {
 
 /// The defaults: no padding (`align` 1, `base` 0), the default identity limit.
 #[no_mangle]
+#[must_use]
 pub extern "C" fn mbr_write_options_default() -> mbr_write_options {
     let rust = WriteOptions::new();
     mbr_write_options {
@@ -88,6 +89,7 @@ pub struct mbr_frame_layout {
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` and
 /// `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_plan(
     identity: *const mbr_identity,
     payload_len: u64,
@@ -119,6 +121,7 @@ pub unsafe extern "C" fn mbr_frame_plan(
 /// `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out_len` and
 /// `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_encoded_len(
     identity: *const mbr_identity,
     payload_len: u64,
@@ -140,6 +143,7 @@ pub unsafe extern "C" fn mbr_frame_encoded_len(
 /// # Safety
 /// As `mbr_frame_encoded_len`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_head_len(
     identity: *const mbr_identity,
     payload_len: u64,
@@ -163,6 +167,7 @@ pub unsafe extern "C" fn mbr_frame_head_len(
 /// # Safety
 /// As `mbr_frame_encoded_len`, and `buf` is NULL or points to `capacity` writable bytes.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_write_head(
     identity: *const mbr_identity,
     payload_len: u64,
@@ -185,6 +190,7 @@ pub unsafe extern "C" fn mbr_frame_write_head(
 /// # Safety
 /// As `mbr_frame_write_head`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_write_head_with(
     identity: *const mbr_identity,
     payload_len: u64,
@@ -209,6 +215,7 @@ pub unsafe extern "C" fn mbr_frame_write_head_with(
 /// As `mbr_frame_write_head`, and `payload` is NULL or points to `payload_len` readable
 /// bytes that do not overlap `buf`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_encode(
     identity: *const mbr_identity,
     payload: *const u8,
@@ -240,6 +247,7 @@ pub unsafe extern "C" fn mbr_frame_encode(
 /// # Safety
 /// As `mbr_frame_encode`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_frame_encode_with(
     identity: *const mbr_identity,
     payload: *const u8,
@@ -330,6 +338,7 @@ pub struct mbr_chunked_outcome {
 /// `mbr_chunked_writer_finish`; `callback` is safe to call with `userdata` until then;
 /// `error` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_chunked_writer_begin(
     writer: *mut mbr_chunked_writer,
     identity: *const mbr_identity,
@@ -359,6 +368,7 @@ pub unsafe extern "C" fn mbr_chunked_writer_begin(
 /// # Safety
 /// As `mbr_chunked_writer_begin`.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_chunked_writer_begin_with(
     writer: *mut mbr_chunked_writer,
     identity: *const mbr_identity,
@@ -389,6 +399,7 @@ pub unsafe extern "C" fn mbr_chunked_writer_begin_with(
 /// `writer` is NULL or points to an `mbr_chunked_writer` not in use by another call;
 /// `chunk` is NULL or points to `len` readable bytes; `error` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_chunked_writer_write(
     writer: *mut mbr_chunked_writer,
     chunk: *const u8,
@@ -406,6 +417,7 @@ pub unsafe extern "C" fn mbr_chunked_writer_write(
 /// `writer` is NULL or points to an `mbr_chunked_writer` not being written meanwhile;
 /// `out` is NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_chunked_writer_remaining(writer: *const mbr_chunked_writer, out: *mut u64) -> u32 {
     read_into(writer, out, "out", |writer| Ok(writer.remaining()))
 }
@@ -420,6 +432,7 @@ pub unsafe extern "C" fn mbr_chunked_writer_remaining(writer: *const mbr_chunked
 /// `writer` is NULL or points to an `mbr_chunked_writer` not in use by another call;
 /// `out` and `error` are each NULL or writable.
 #[no_mangle]
+#[must_use]
 pub unsafe extern "C" fn mbr_chunked_writer_finish(
     writer: *mut mbr_chunked_writer,
     out: *mut mbr_chunked_outcome,

@@ -87,6 +87,10 @@ fn ffi_paths_do_not_allocate() {
         assert_eq!(text[64], 0, "the hex text is NUL-terminated at byte 64");
         assert!(text[..64].iter().all(|&c| (c as u8).is_ascii_hexdigit() && !(c as u8).is_ascii_uppercase()));
         assert_eq!(mbr_identity_string(&identity, MBR_FIELD_MODEL_ID, text.as_mut_ptr(), text.len(), &mut n), MBR_OK);
+        let mut view = crate::slice::mbr_str { ptr: core::ptr::null(), len: 0 };
+        assert_eq!(mbr_identity_string_view(&identity, MBR_FIELD_MODEL_ID, &mut view), MBR_OK);
+        assert_eq!(view.len, n, "the view in place is the decoded value");
+        assert!(!mbr_field_name(MBR_FIELD_TOKEN_SPAN).is_null());
         assert_eq!(mbr_identity_shape(&identity, dims.as_mut_ptr(), dims.len(), &mut n), MBR_OK);
         assert_eq!(mbr_identity_dtype(&identity, &mut u), MBR_OK);
         assert_eq!(mbr_identity_canonical_len(&identity, &mut n), MBR_OK);

@@ -1,0 +1,176 @@
+// test_cpp: the C++ wrapper's own contract, beyond what kv_engine and test_aligned use.
+//
+//  * A success costs nothing but the C call: the program is linked with
+//    -Wl,--wrap=mbr_status_name,... (Makefile, CMakeLists.txt), so every call of a status
+//    or name function lands in a counter here first. Successful accessors and parses
+//    must leave the counters at zero; an error's message() must move them (which shows
+//    the wrapping is in effect and the test could fail).
+//  * Errors: code, class, offset, identity field, needed(), the std::error_code
+//    category, the one-line message, exceptions as std::system_error.
+//  * Views: string fields in place, the escaped case (buffer_too_small with the size a
+//    decode needs), OwnedIdentity surviving a move of itself and the end of its inputs.
+//  * verify_batch: the same verdicts as FrameView::parse, frame by frame.
+//
+//   usage: test_cpp            exit: 0 when every check passed
+#include "membrane_frame.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace mf = membrane;
+
+extern "C" {
+// The real functions, and the wrappers the linker routes every call to.
+const char *__real_mbr_status_name(uint32_t status);
+const char *__real_mbr_status_str(uint32_t status);
+uint32_t __real_mbr_status_class(uint32_t status);
+const char *__real_mbr_class_name(uint32_t error_class);
+const char *__real_mbr_field_name(uint32_t field);
+}
+
+static int status_calls = 0;
+
+extern "C" {
+const char *__wrap_mbr_status_name(uint32_t status) { status_calls++; return __real_mbr_status_name(status); }
+const char *__wrap_mbr_status_str(uint32_t status) { status_calls++; return __real_mbr_status_str(status); }
+uint32_t __wrap_mbr_status_class(uint32_t status) { status_calls++; return __real_mbr_status_class(status); }
+const char *__wrap_mbr_class_name(uint32_t error_class) { status_calls++; return __real_mbr_class_name(error_class); }
+const char *__wrap_mbr_field_name(uint32_t field) { status_calls++; return __real_mbr_field_name(field); }
+}
+
+static int passes = 0;
+static int failures = 0;
+
+static void expect(bool ok, const char *what) {
+    std::printf("test_cpp: %-78s %s\n", what, ok ? "ok" : "FAILED");
+    if (ok)
+        passes++;
+    else
+        failures++;
+}
+
+/// An identity's values over `hash`, with a model id that may need JSON escapes.
+static mf::IdentityValues values_of(std::string_view hash, std::string_view model, const std::int64_t (&shape)[3]) {
+    mf::IdentityValues v;
+    v.payload_hash = hash;
+    v.model_id = model;
+    v.model_revision = "2024-05";
+    v.tokenizer_name = "tok";
+    v.layer_range = {0, 1};
+    v.token_span = {0, 3};
+    v.dtype = mf::Dtype::int8;
+    v.shape = shape;
+    return v;
+}
+
+int main() {
+    static const std::int64_t shape[3] = {2, 4, 8};
+    std::vector<std::uint8_t> payload(64);
+    for (std::size_t i = 0; i < payload.size(); i++) payload[i] = static_cast<std::uint8_t>(i * 7);
+
+    // ---- owned identities: the hash computed and kept, the inputs free to go ----
+    mf::Result<mf::OwnedIdentity> owned = [&] {
+        std::string model = "llama-3-8b";
+        auto made = mf::OwnedIdentity::for_payload(values_of("", model, shape), payload);
+        model.assign(model.size(), 'X'); // the identity must not see this
+        return made;
+    }();
+    expect(owned.ok(), "OwnedIdentity::for_payload builds over its own copies");
+    if (!owned) return 1;
+    mf::OwnedIdentity moved = std::move(*owned);
+    const mf::Identity &id = moved.identity();
+    expect(id.view(mf::Field::model_id).value_or("") == "llama-3-8b", "the owned strings survive their source and a move");
+    expect(id.view(mf::Field::payload_hash).value_or("") == mf::sha256(payload).hex_string(),
+           "for_payload computed the payload_hash");
+
+    std::vector<std::uint8_t> frame_bytes = mf::encode(id, payload).value();
+
+    // ---- successes make no status or name call ----
+    status_calls = 0;
+    {
+        auto frame = mf::FrameView::parse(frame_bytes, mf::ReadOptions().level(mf::Level::full));
+        auto view = frame->identity();
+        auto dtype = view->dtype();
+        auto layers = view->range(mf::Field::layer_range);
+        auto dims = view->shape();
+        auto model = view->view(mf::Field::model_id);
+        auto checked = mf::check(frame_bytes);
+        auto ints = frame->payload_as<std::int8_t>();
+        bool all_ok = frame.ok() && dtype.ok() && *dtype == mf::Dtype::int8 && layers.ok() && layers->end == 1 &&
+                      dims.ok() && dims->size() == 3 && model.ok() && checked.ok() && ints.ok() &&
+                      ints->size() == payload.size();
+        expect(all_ok, "parse, check and every accessor succeed");
+    }
+    expect(status_calls == 0, "successful calls make no status or name call (counted through --wrap)");
+
+    // ---- an error: small, exact, and described when asked ----
+    std::vector<std::uint8_t> damaged = frame_bytes;
+    damaged[damaged.size() - 9] ^= 0x40; // the last payload byte
+    auto bad = mf::FrameView::parse(damaged);
+    expect(!bad && bad.code() == mf::Code::trailer_mismatch, "a damaged payload is trailer_mismatch");
+    mf::Error error = bad.error();
+    expect(error.is_corrupt() && error.error_class() == mf::ErrorClass::corrupt, "its class is corrupt");
+    expect(error.offset().has_value() && *error.offset() < damaged.size(), "it carries the byte offset");
+    std::string message = error.message();
+    expect(message.rfind("trailer_mismatch at byte ", 0) == 0, "message() starts with the name and the offset");
+    expect(status_calls > 0, "reading the message calls the name functions (the counter works)");
+    std::error_code code = error.error_code();
+    expect(code == mf::Code::trailer_mismatch && std::string(code.category().name()) == "membrane" &&
+               code.message() == std::string(mf::description(mf::Code::trailer_mismatch)),
+           "std::error_code: category membrane, the code's description");
+    char small[12];
+    std::size_t full = error.format(small, sizeof small);
+    expect(full == message.size() && std::strlen(small) == sizeof small - 1, "format() cuts to the buffer, says the length");
+
+    // ---- identity field errors name the field ----
+    const char *reversed = "{\"payload_hash\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\","
+                           "\"model_id\":\"m\",\"model_revision\":\"\",\"tokenizer_name\":\"t\","
+                           "\"tokenizer_revision\":\"\",\"layer_range\":[3,1],\"head_range\":[-1,-1],"
+                           "\"token_span\":[0,0],\"dtype\":\"int8\",\"shape\":[1]}";
+    auto field_error = mf::Identity::parse(reversed);
+    expect(!field_error && field_error.code() == mf::Code::identity_field &&
+               field_error.error().field() == mf::Field::layer_range && field_error.error().offset().has_value(),
+           "identity_field names the field (layer_range) and the offset");
+    expect(field_error.error().message().find("(layer_range)") != std::string::npos, "and the message says so");
+
+    // ---- a string with escapes has no view in place ----
+    auto escaped = mf::OwnedIdentity::build(values_of(mf::sha256(payload).hex_string(), "caf\xc3\xa9", shape));
+    std::vector<std::uint8_t> canonical(escaped ? escaped->identity().canonical_len().value_or(0) : 0);
+    auto written = escaped ? escaped->identity().write_canonical(canonical) : mf::Result<std::size_t>(escaped.error());
+    auto reparsed = mf::Identity::parse(canonical);
+    auto in_place = reparsed ? reparsed->view(mf::Field::model_id) : mf::Result<std::string_view>(reparsed.error());
+    expect(written.ok() && reparsed.ok() && !in_place && in_place.code() == mf::Code::buffer_too_small &&
+               in_place.error().needed() == std::strlen("caf\xc3\xa9") + 1,
+           "an escaped value (\\u00e9) is buffer_too_small, needed() the decode size");
+    char decoded[16];
+    auto n = reparsed ? reparsed->string_into(mf::Field::model_id, decoded, sizeof decoded)
+                      : mf::Result<std::size_t>(reparsed.error());
+    expect(n.ok() && std::string(decoded, *n) == "caf\xc3\xa9", "string_into() decodes it");
+
+    // ---- verify_batch agrees with parse ----
+    std::vector<mf::Bytes> frames = {mf::Bytes(frame_bytes), mf::Bytes(damaged), mf::Bytes(frame_bytes).first(10)};
+    auto verdicts = mf::verify_batch(frames);
+    bool agree = verdicts.ok() && verdicts->size() == frames.size();
+    for (std::size_t i = 0; agree && i < frames.size(); i++) {
+        auto one = mf::FrameView::parse(frames[i]);
+        agree = (*verdicts)[i].code() == one.code() && (*verdicts)[i].error().offset() == one.error().offset();
+    }
+    expect(agree, "verify_batch gives each frame parse's code and offset");
+
+    // ---- value() on an error ----
+#ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS
+    try {
+        (void)mf::FrameView::parse(damaged).value();
+        expect(false, "value() on an error throws");
+    } catch (const std::system_error &e) {
+        expect(e.code() == mf::Code::trailer_mismatch, "value() on an error throws a std::system_error with the code");
+    }
+#endif
+
+    std::printf("test_cpp: %d passed, %d failed\n", passes, failures);
+    return failures == 0 ? 0 : 1;
+}
