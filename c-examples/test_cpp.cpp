@@ -10,11 +10,15 @@
 //  * Views: string fields in place, the escaped case (buffer_too_small with the size a
 //    decode needs), OwnedIdentity surviving a move of itself and the end of its inputs.
 //  * verify_batch: the same verdicts as FrameView::parse, frame by frame.
+//  * The engine path: a digest over several buffers (in one call and piece by piece),
+//    the frame written to a file descriptor from those buffers, the identity checked
+//    against the loaded model's in one call.
 //
 //   usage: test_cpp            exit: 0 when every check passed
 #include "membrane_frame.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -160,6 +164,39 @@ int main() {
         agree = (*verdicts)[i].code() == one.code() && (*verdicts)[i].error().offset() == one.error().offset();
     }
     expect(agree, "verify_batch gives each frame parse's code and offset");
+
+    // ---- the engine path: slabs in several buffers, one digest, writev, one compare ----
+    std::vector<std::uint8_t> k(payload.begin(), payload.begin() + 24), v(payload.begin() + 24, payload.end());
+    mf::Bytes slabs[] = {mf::Bytes(k), mf::Bytes(), mf::Bytes(v)};
+    mf::Digest over_slabs = mf::sha256(slabs);
+    mf::Sha256 stepwise;
+    stepwise.update(k).update(v);
+    mf::Digest stepped = stepwise.finish();
+    expect(over_slabs == mf::sha256(payload) && stepped == over_slabs && stepwise.finish() == mf::sha256(mf::Bytes()),
+           "sha256 over slabs, Sha256 piece by piece and sha256 of the whole agree");
+    std::FILE *file = std::tmpfile();
+    auto layout = mf::write_frame(file != nullptr ? fileno(file) : -1, id, slabs, mf::WriteOptions(), &over_slabs);
+    std::vector<std::uint8_t> back(frame_bytes.size() + 1);
+    std::size_t got = 0;
+    if (file != nullptr) {
+        std::rewind(file);
+        got = std::fread(back.data(), 1, back.size(), file);
+        std::fclose(file);
+    }
+    back.resize(got);
+    expect(layout.ok() && layout->frame_len == frame_bytes.size() && back == frame_bytes,
+           "write_frame(fd, slabs) writes the bytes encode() gives");
+    auto refused = mf::write_frame(-1, id, slabs);
+    expect(refused.code() == mf::Code::invalid_argument, "write_frame to a negative descriptor is invalid_argument");
+    auto loaded = mf::OwnedIdentity::build(values_of(over_slabs.hex(), "llama-3-8b", shape));
+    auto other_model = mf::OwnedIdentity::build(values_of(over_slabs.hex(), "mistral-7b", shape));
+    auto same = loaded ? id.differences(loaded->identity(), mf::FieldSet::model()) : mf::Result<mf::FieldSet>(loaded.error());
+    auto differs = other_model ? id.differences(other_model->identity()) : mf::Result<mf::FieldSet>(other_model.error());
+    expect(same.ok() && same->empty() && differs.ok() && *differs == mf::FieldSet(mf::Field::model_id) &&
+               differs->first() == mf::Field::model_id,
+           "differences() against the loaded model: none; against another: model_id");
+    auto bad_set = id.differences(id, mf::FieldSet::from_bits(1u << 20));
+    expect(bad_set.code() == mf::Code::invalid_argument, "a field set with an unknown bit is invalid_argument");
 
     // ---- value() on an error ----
 #ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS

@@ -8,6 +8,7 @@
  * check.sh verifies that every function declared in membrane_frame.h appears here.
  *   last line: "test_null_args: N passed, M failed"
  */
+#define _POSIX_C_SOURCE 200809L /* fileno */
 #include <stdio.h>
 #include <string.h>
 
@@ -463,6 +464,45 @@ int main(void) {
     EXPECT(mbr_sha256(NULL, 0, &digest), MBR_OK); /* (NULL, 0) is empty */
     EXPECT_TRUE(strcmp(digest.hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
 
+    /* ---- incremental SHA-256 and byte ranges ---- */
+    {
+        mbr_sha256_state state, zeroed_state;
+        memset(&zeroed_state, 0, sizeof zeroed_state);
+        mbr_digest whole, stepped, joined;
+        EXPECT(mbr_sha256(payload, 5, &whole), MBR_OK);
+        EXPECT(mbr_sha256_init(NULL), MBR_NULL_POINTER);
+        EXPECT(mbr_sha256_update(&zeroed_state, payload, 1), MBR_INVALID_STATE);
+        EXPECT(mbr_sha256_update(NULL, payload, 1), MBR_NULL_POINTER);
+        EXPECT(mbr_sha256_init(&state), MBR_OK);
+        EXPECT(mbr_sha256_update(&state, NULL, 3), MBR_NULL_POINTER);
+        EXPECT(mbr_sha256_update(&state, NULL, 0), MBR_OK);
+        EXPECT(mbr_sha256_update(&state, payload, 2), MBR_OK);
+        mbr_sha256_state copy = state; /* a copy is an independent computation */
+        EXPECT(mbr_sha256_update(&state, payload + 2, 3), MBR_OK);
+        EXPECT(mbr_sha256_final(&state, NULL), MBR_NULL_POINTER); /* the state is kept */
+        POISON(stepped);
+        EXPECT(mbr_sha256_final(&zeroed_state, &stepped), MBR_INVALID_STATE);
+        UNTOUCHED(stepped);
+        EXPECT(mbr_sha256_final(&state, &stepped), MBR_OK);
+        EXPECT_TRUE(memcmp(stepped.sha256, whole.sha256, 32) == 0);
+        EXPECT(mbr_sha256_final(&state, &stepped), MBR_INVALID_STATE); /* finished */
+        EXPECT(mbr_sha256_update(&copy, payload + 2, 3), MBR_OK);
+        EXPECT(mbr_sha256_final(&copy, &stepped), MBR_OK);
+        EXPECT_TRUE(memcmp(stepped.sha256, whole.sha256, 32) == 0);
+
+        mbr_bytes ranges[3] = {{payload, 1}, {NULL, 0}, {payload + 1, 4}};
+        mbr_bytes bad_ranges[2] = {{payload, 1}, {NULL, 4}};
+        EXPECT(mbr_sha256_ranges(NULL, 2, &joined), MBR_NULL_POINTER);
+        EXPECT(mbr_sha256_ranges(ranges, 3, NULL), MBR_NULL_POINTER);
+        POISON(joined);
+        EXPECT(mbr_sha256_ranges(bad_ranges, 2, &joined), MBR_NULL_POINTER);
+        UNTOUCHED(joined);
+        EXPECT(mbr_sha256_ranges(ranges, 3, &joined), MBR_OK);
+        EXPECT_TRUE(memcmp(joined.sha256, whole.sha256, 32) == 0);
+        EXPECT(mbr_sha256_ranges(NULL, 0, &joined), MBR_OK);
+        EXPECT_TRUE(strcmp(joined.hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
+    }
+
     /* ---- frames ---- */
     size_t frame_len = 0;
     EXPECT(mbr_frame_encode(&identity, payload, 5, buf, sizeof buf, &frame_len, NULL), MBR_OK);
@@ -624,6 +664,21 @@ int main(void) {
     EXPECT_TRUE(view.len == 7 && memcmp(view.ptr, "float16", 7) == 0);
     EXPECT_TRUE(strcmp(mbr_field_name(MBR_FIELD_LAYER_RANGE), "layer_range") == 0 &&
                 strcmp(mbr_field_name(MBR_FIELD_SHAPE), "shape") == 0 && strcmp(mbr_field_name(10), "unknown") == 0);
+
+    uint32_t differing = 12345;
+    EXPECT(mbr_identity_compare(NULL, &identity, MBR_FIELDS_ALL, &differing), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_compare(&identity, NULL, MBR_FIELDS_ALL, &differing), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_compare(&identity, &identity, MBR_FIELDS_ALL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_compare(&zeroed, &identity, MBR_FIELDS_ALL, &differing), MBR_INVALID_STATE);
+    EXPECT(mbr_identity_compare(&identity, &zeroed, MBR_FIELDS_ALL, &differing), MBR_INVALID_STATE);
+    EXPECT(mbr_identity_compare(&identity, &identity, 1u << 10, &differing), MBR_INVALID_ARGUMENT);
+    EXPECT_TRUE(differing == 12345);
+    EXPECT(mbr_identity_compare(&identity, &identity, MBR_FIELDS_ALL, &differing), MBR_OK);
+    EXPECT_TRUE(differing == 0);
+    EXPECT(mbr_identity_compare(&changed, &identity, MBR_FIELDS_ALL, &differing), MBR_OK);
+    EXPECT_TRUE(differing == (1u << MBR_FIELD_PAYLOAD_HASH));
+    EXPECT(mbr_identity_compare(&changed, &identity, MBR_FIELDS_MODEL, &differing), MBR_OK);
+    EXPECT_TRUE(differing == 0);
 
     char name[32];
     POISON(name);
@@ -793,6 +848,45 @@ int main(void) {
     EXPECT(mbr_frame_write_head_with(&identity, 5, write, buf, sizeof buf, &n, NULL), MBR_INVALID_ARGUMENT);
     EXPECT(mbr_frame_encode(&identity, payload, 5, buf, sizeof buf, &frame_len, NULL), MBR_OK); /* buf as before */
     write.align = 64;
+
+    /* ---- writev to a file descriptor ---- */
+    {
+        mbr_digest hello;
+        mbr_identity hashed;
+        EXPECT(mbr_sha256(payload, 5, &hello), MBR_OK);
+        EXPECT(mbr_identity_with_payload_hash(&identity, hello.hex, 64, &hashed, NULL), MBR_OK);
+        mbr_bytes parts[2] = {{payload, 2}, {payload + 2, 3}};
+        mbr_bytes bad_parts[1] = {{NULL, 5}};
+        mbr_frame_layout written;
+        FILE *file = tmpfile();
+        int fd = file != NULL ? fileno(file) : -1;
+        EXPECT_TRUE(fd >= 0);
+        POISON(written);
+        EXPECT(mbr_frame_write_fd(fd, NULL, parts, 2, write, NULL, &written, NULL), MBR_NULL_POINTER);
+        EXPECT(mbr_frame_write_fd(fd, &hashed, NULL, 2, write, NULL, &written, NULL), MBR_NULL_POINTER);
+        EXPECT(mbr_frame_write_fd(fd, &hashed, bad_parts, 1, write, NULL, &written, NULL), MBR_NULL_POINTER);
+        EXPECT(mbr_frame_write_fd(fd, &hashed, parts, 2, write, NULL, NULL, NULL), MBR_NULL_POINTER);
+        EXPECT(mbr_frame_write_fd(fd, &zeroed, parts, 2, write, NULL, &written, NULL), MBR_INVALID_STATE);
+        EXPECT(mbr_frame_write_fd(-1, &hashed, parts, 2, write, NULL, &written, NULL), MBR_INVALID_ARGUMENT);
+        EXPECT(mbr_frame_write_fd(fd, &identity, parts, 2, write, NULL, &written, &err), MBR_PAYLOAD_HASH_MISMATCH);
+        EXPECT_TRUE(strcmp(err.field, "payload_hash") == 0);
+        UNTOUCHED(written);
+        EXPECT_TRUE(fd < 0 || ftell(file) == 0); /* nothing written by any refusal */
+        EXPECT(mbr_frame_write_fd(fd, &hashed, parts, 2, write, NULL, &written, NULL), MBR_OK);
+        EXPECT(mbr_frame_write_fd(fd, &hashed, parts, 2, write, &hello, &written, NULL), MBR_OK);
+        uint8_t expected[1024], back[2048];
+        size_t expected_len = 0;
+        EXPECT(mbr_frame_encode_with(&hashed, payload, 5, write, expected, sizeof expected, &expected_len, NULL), MBR_OK);
+        EXPECT_TRUE(written.frame_len == expected_len);
+        size_t got = 0;
+        if (file != NULL) {
+            rewind(file);
+            got = fread(back, 1, sizeof back, file);
+            fclose(file);
+        }
+        EXPECT_TRUE(got == 2 * expected_len && memcmp(back, expected, expected_len) == 0 &&
+                    memcmp(back + expected_len, expected, expected_len) == 0);
+    }
 
     /* ---- chunked writer ---- */
     mbr_chunked_writer writer, zeroed_writer;

@@ -64,6 +64,16 @@
 
 
 /**
+ * Bytes of caller storage for an `mbr_sha256_state`.
+ */
+#define MBR_SHA256_STATE_SIZE 256
+
+/**
+ * Alignment of that storage.
+ */
+#define MBR_SHA256_STATE_ALIGN 8
+
+/**
  * Size in bytes of `mbr_envelope`.
  */
 #define MBR_ENVELOPE_SIZE 768
@@ -273,6 +283,18 @@
  * `shape` (an array of integers).
  */
 #define MBR_FIELD_SHAPE 9
+
+/**
+ * Every identity field, as a set for `mbr_identity_compare` (bit `1u << MBR_FIELD_*`
+ * per field).
+ */
+#define MBR_FIELDS_ALL ((1 << 10) - 1)
+
+/**
+ * The fields that decide whether a cached tensor fits a loaded model: `model_id`,
+ * `model_revision`, `tokenizer_name`, `tokenizer_revision`, `dtype`.
+ */
+#define MBR_FIELDS_MODEL (((((1 << MBR_FIELD_MODEL_ID) | (1 << MBR_FIELD_MODEL_REVISION)) | (1 << MBR_FIELD_TOKENIZER_NAME)) | (1 << MBR_FIELD_TOKENIZER_REVISION)) | (1 << MBR_FIELD_DTYPE))
 
 /**
  * `float16`, 16 bits.
@@ -764,6 +786,30 @@ typedef struct mbr_digest {
 } mbr_digest;
 
 /**
+ * A SHA-256 computation in progress, in storage the caller owns (a local, a struct
+ * member; opaque): `mbr_sha256_init`, then `mbr_sha256_update` per piece, then
+ * `mbr_sha256_final`. It borrows nothing and owns nothing: nothing to free. One thread
+ * at a time; a copy of a state in progress is an independent computation.
+ */
+typedef struct mbr_sha256_state {
+    uint64_t _opaque[32];
+} mbr_sha256_state;
+
+/**
+ * A read-only byte range: one frame of a batch.
+ */
+typedef struct mbr_bytes {
+    /**
+     * The first byte (NULL only with `len` 0).
+     */
+    const uint8_t *ptr;
+    /**
+     * The number of bytes.
+     */
+    size_t len;
+} mbr_bytes;
+
+/**
  * A parsed or built envelope, in storage the caller owns (a local, a struct member).
  * Opaque: read it through the `mbr_envelope_*` functions.
  *
@@ -1100,20 +1146,6 @@ typedef struct mbr_payload_elements {
      */
     size_t count;
 } mbr_payload_elements;
-
-/**
- * A read-only byte range: one frame of a batch.
- */
-typedef struct mbr_bytes {
-    /**
-     * The first byte (NULL only with `len` 0).
-     */
-    const uint8_t *ptr;
-    /**
-     * The number of bytes.
-     */
-    size_t len;
-} mbr_bytes;
 
 /**
  * One frame's verdict from `mbr_frame_verify_batch`: what `mbr_frame_parse` would
@@ -1596,6 +1628,65 @@ MBR_NODISCARD MBR_API
 uint32_t mbr_sha256(const uint8_t *data,
                     size_t len,
                     struct mbr_digest *out);
+
+/**
+ * Start a SHA-256 computation in `*state` (whatever it held before).
+ *
+ * Returns `MBR_OK`, or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `state` is NULL or points to writable storage of an `mbr_sha256_state`.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_sha256_init(struct mbr_sha256_state *state);
+
+/**
+ * Hash the next `len` bytes at `data` (`(NULL, 0)` is empty) after everything before.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_STATE` (not initialised, or finished) or
+ * `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `state` is NULL or points to an `mbr_sha256_state` no other thread is using; `data`
+ * is NULL or points to `len` readable bytes.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_sha256_update(struct mbr_sha256_state *state,
+                           const uint8_t *data,
+                           size_t len);
+
+/**
+ * The digest of everything given, into `*out`. The state is finished whatever the
+ * result (further calls are `MBR_INVALID_STATE` until `mbr_sha256_init`), except that
+ * a NULL `out` leaves it as it was.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `state` is NULL or points to an `mbr_sha256_state` no other thread is using; `out` is
+ * NULL or points to a writable `mbr_digest`.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_sha256_final(struct mbr_sha256_state *state,
+                          struct mbr_digest *out);
+
+/**
+ * SHA-256 of the concatenation of `count` byte ranges (`ranges[i]`, each `{NULL, 0}`
+ * or `len` readable bytes): the digest of a payload that lies in several buffers (the
+ * K and V slabs of each layer), in one call.
+ *
+ * Returns `MBR_OK`, or `MBR_NULL_POINTER` (`ranges` NULL with `count` > 0, a range
+ * `{NULL, n > 0}`, `out` NULL), checked before anything is hashed.
+ *
+ * # Safety
+ * `ranges` is NULL (with `count` 0) or points to `count` readable `mbr_bytes`, each NULL
+ * or pointing to `len` readable bytes; `out` is NULL or points to a writable
+ * `mbr_digest`.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_sha256_ranges(const struct mbr_bytes *ranges,
+                           size_t count,
+                           struct mbr_digest *out);
 
 /**
  * Validate one envelope JSON text (SPEC §3.1, strict JSON §4); returns the SPEC §8
@@ -2242,6 +2333,26 @@ uint32_t mbr_identity_write_canonical(const struct mbr_identity *identity,
  */
 MBR_NODISCARD MBR_API
 const char *mbr_dtype_name(uint32_t dtype);
+
+/**
+ * Which of the `fields` (a set of `1u << MBR_FIELD_*` bits: `MBR_FIELDS_MODEL`,
+ * `MBR_FIELDS_ALL`, or any union) differ between `identity` and `expected`, into
+ * `*differing` (0 when they agree on all of them). Strings are compared decoded, so any
+ * JSON spelling of the same text matches; ranges, dtype and shape by value. Nothing is
+ * copied: checking that a frame's identity belongs to the loaded model is one call.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a bit that names no field),
+ * `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `identity` and `expected` are NULL or point to `mbr_identity`s (their borrows alive);
+ * `differing` is NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_identity_compare(const struct mbr_identity *identity,
+                              const struct mbr_identity *expected,
+                              uint32_t fields,
+                              uint32_t *differing);
 
 /**
  * The name of an identity field number (`MBR_FIELD_PAYLOAD_HASH` is `"payload_hash"`,
@@ -3197,6 +3308,41 @@ uint32_t mbr_frame_plan(const struct mbr_identity *identity,
                         struct mbr_write_options options,
                         struct mbr_frame_layout *out,
                         struct mbr_error *error);
+
+/**
+ * Write the frame of `*identity` and a payload lying in `count` byte ranges
+ * (`payload[i]`, concatenated) to the file descriptor `fd` with `writev`: the head, the
+ * ranges where they are, the trailer; nothing of the payload is copied. Short writes are
+ * continued and `EINTR` retried (a non-blocking `fd` that would block is `MBR_IO`).
+ * `*out` gets the lengths written. Hosted builds only (not in the `no_std` library).
+ *
+ * `payload_digest` is the payload's SHA-256 when the caller has it (it needed it for
+ * `payload_hash`: `mbr_sha256_ranges` or `mbr_sha256_*`); it is trusted, not recomputed
+ * (the digest of other bytes gives a frame whose trailer check fails). NULL hashes the
+ * ranges here (one pass). Either way the identity's `payload_hash` must be that digest,
+ * or nothing is written and the call fails with `MBR_PAYLOAD_HASH_MISMATCH` (field
+ * `payload_hash`): the frame would fail the full verification level.
+ *
+ * Returns `MBR_OK`, `MBR_PAYLOAD_HASH_MISMATCH`, `MBR_IDENTITY_TOO_LARGE`,
+ * `MBR_INVALID_ARGUMENT` (a negative `fd`, a bad `align`), `MBR_INVALID_STATE`,
+ * `MBR_NULL_POINTER` (checked before anything is written) or `MBR_IO` (`errno` says
+ * why; part of the frame may have been written). `error` may be NULL.
+ *
+ * # Safety
+ * `fd` is an open file descriptor, or negative; `identity` is NULL or points to an
+ * `mbr_identity` (its borrows alive); `payload` is NULL (with `count` 0) or points to
+ * `count` readable `mbr_bytes`, each NULL or pointing to `len` readable bytes;
+ * `payload_digest` is NULL or readable; `out` and `error` are each NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_frame_write_fd(int fd,
+                            const struct mbr_identity *identity,
+                            const struct mbr_bytes *payload,
+                            size_t count,
+                            struct mbr_write_options options,
+                            const struct mbr_digest *payload_digest,
+                            struct mbr_frame_layout *out,
+                            struct mbr_error *error);
 
 /**
  * The length of the frame for `*identity` and a payload of `payload_len` bytes:

@@ -82,6 +82,8 @@ static_assert(sizeof(mbr_chunked_writer) == MBR_CHUNKED_WRITER_SIZE &&
               "mbr_chunked_writer storage");
 static_assert(sizeof(mbr_envelope) == MBR_ENVELOPE_SIZE && alignof(mbr_envelope) == MBR_ENVELOPE_ALIGN,
               "mbr_envelope storage");
+static_assert(sizeof(mbr_sha256_state) == MBR_SHA256_STATE_SIZE && alignof(mbr_sha256_state) == MBR_SHA256_STATE_ALIGN,
+              "mbr_sha256_state storage");
 
 /* ---------------------------------------------------------------------------------- */
 /* Typed numbers: the C header's MBR_* constants as enum classes                       */
@@ -167,6 +169,35 @@ enum class Field : std::uint32_t {
     none = 0xffffffffu,
 };
 
+/// A set of identity fields (bit `1 << field`), for Identity::differences.
+class FieldSet {
+  public:
+    constexpr FieldSet() noexcept = default;
+    constexpr FieldSet(Field field) noexcept : bits_(field == Field::none ? 0 : 1u << static_cast<std::uint32_t>(field)) {}
+    static constexpr FieldSet all() noexcept { return from_bits(MBR_FIELDS_ALL); }
+    /// model_id, model_revision, tokenizer_name, tokenizer_revision, dtype: what decides
+    /// whether a cached tensor fits a loaded model.
+    static constexpr FieldSet model() noexcept { return from_bits(MBR_FIELDS_MODEL); }
+    static constexpr FieldSet from_bits(std::uint32_t bits) noexcept { return FieldSet(bits, 0); }
+    constexpr std::uint32_t bits() const noexcept { return bits_; }
+    constexpr bool empty() const noexcept { return bits_ == 0; }
+    constexpr bool contains(Field field) const noexcept { return (bits_ & FieldSet(field).bits_) != 0; }
+    /// The first field in the set (declaration order), or Field::none.
+    constexpr Field first() const noexcept {
+        for (std::uint32_t f = 0; f < 32; f++)
+            if (bits_ & (1u << f)) return static_cast<Field>(f);
+        return Field::none;
+    }
+    friend constexpr FieldSet operator|(FieldSet a, FieldSet b) noexcept { return FieldSet(a.bits_ | b.bits_, 0); }
+    friend constexpr bool operator==(FieldSet a, FieldSet b) noexcept { return a.bits_ == b.bits_; }
+    friend constexpr bool operator!=(FieldSet a, FieldSet b) noexcept { return a.bits_ != b.bits_; }
+
+  private:
+    constexpr FieldSet(std::uint32_t bits, int) noexcept : bits_(bits) {}
+    std::uint32_t bits_ = 0;
+};
+constexpr FieldSet operator|(Field a, Field b) noexcept { return FieldSet(a) | FieldSet(b); }
+
 /// A tensor element type (SPEC §2.2).
 enum class Dtype : std::uint32_t {
     float16 = MBR_DTYPE_FLOAT16,
@@ -241,6 +272,11 @@ struct is_contiguous<R, std::void_t<data_t<R>, decltype(std::size(std::declval<R
 template <class R>
 using element_t = std::remove_pointer_t<data_t<R>>;
 
+/// Elements that are themselves byte ranges: a list of them is a list of ranges
+/// (Span<Bytes>), never the bytes of the list.
+template <class T>
+struct is_byte_range_list : std::is_same<std::remove_cv_t<T>, mbr_bytes> {};
+
 /// A type that refers to memory it does not own (copying it copies the reference).
 template <class R>
 struct is_view : std::false_type {};
@@ -275,12 +311,15 @@ class Bytes {
     /// A C string (a string literal, say): the bytes before its NUL.
     Bytes(const char *c_string) noexcept : Bytes(c_string, std::strlen(c_string)) {}
     template <class R, class = std::enable_if_t<detail::is_contiguous<R>::value &&
-                                                !std::is_array<std::remove_reference_t<R>>::value>>
+                                                !std::is_array<std::remove_reference_t<R>>::value &&
+                                                !detail::is_byte_range_list<detail::element_t<R>>::value>>
     Bytes(R &&range) noexcept
         : Bytes(static_cast<const void *>(std::data(range)), std::size(range) * sizeof(detail::element_t<R>)) {
         static_assert(std::is_trivially_copyable<detail::element_t<R>>::value, "Bytes over plain values");
     }
-    template <class T, std::size_t N, class = std::enable_if_t<!std::is_same<std::remove_cv_t<T>, char>::value>>
+    template <class T, std::size_t N,
+              class = std::enable_if_t<!std::is_same<std::remove_cv_t<T>, char>::value &&
+                                       !detail::is_byte_range_list<T>::value>>
     Bytes(T (&array)[N]) noexcept : Bytes(static_cast<const void *>(array), N * sizeof(T)) {
         static_assert(std::is_trivially_copyable<T>::value, "Bytes over plain values");
     }
@@ -369,6 +408,20 @@ class Span {
 };
 
 namespace detail {
+template <>
+struct is_byte_range_list<Bytes> : std::true_type {};
+template <>
+struct is_byte_range_list<const Bytes> : std::true_type {};
+} // namespace detail
+
+static_assert(std::is_standard_layout<Bytes>::value && sizeof(Bytes) == sizeof(mbr_bytes) &&
+                  alignof(Bytes) == alignof(mbr_bytes),
+              "a Bytes is laid out as an mbr_bytes (pointer, length), so a list of them is one");
+
+namespace detail {
+/// A list of Bytes as the C ABI's list of mbr_bytes (the same layout, checked above).
+inline const mbr_bytes *c_ranges(const Bytes *ranges) noexcept { return reinterpret_cast<const mbr_bytes *>(ranges); }
+
 template <class T>
 struct is_view<Span<T>> : std::true_type {};
 template <>
@@ -751,6 +804,43 @@ inline Digest sha256(Bytes data) noexcept {
     return d;
 }
 
+/// SHA-256 of byte ranges taken one after the other (the K and V slabs of each layer):
+/// the payload_hash of a payload that lies in several buffers.
+inline Digest sha256(Span<Bytes> ranges) noexcept {
+    Digest d;
+    std::uint32_t status = mbr_sha256_ranges(detail::c_ranges(ranges.data()), ranges.size(), &d.raw);
+    (void)status; // MBR_OK: every Bytes is a valid range and `d.raw` an object
+    return d;
+}
+
+/// SHA-256 over bytes given piece by piece, in the object (no allocation). Copying it
+/// copies the computation so far.
+class Sha256 {
+  public:
+    Sha256() noexcept {
+        std::uint32_t status = mbr_sha256_init(&raw_);
+        (void)status; // MBR_OK: `raw_` is storage of the right size
+    }
+    /// Hash `bytes` after everything before.
+    Sha256 &update(Bytes bytes) noexcept {
+        std::uint32_t status = mbr_sha256_update(&raw_, bytes.data(), bytes.size());
+        (void)status; // MBR_OK until finish()
+        return *this;
+    }
+    /// The digest of everything given; the object starts over.
+    Digest finish() noexcept {
+        Digest d;
+        std::uint32_t status = mbr_sha256_final(&raw_, &d.raw);
+        (void)status;
+        status = mbr_sha256_init(&raw_);
+        (void)status;
+        return d;
+    }
+
+  private:
+    mbr_sha256_state raw_;
+};
+
 /* ---------------------------------------------------------------------------------- */
 /* Identity                                                                           */
 
@@ -850,6 +940,15 @@ class Identity {
             return Error(static_cast<Code>(s));
         }
         return std::string_view(out.ptr, out.len);
+    }
+    /// The fields among `fields` whose values differ from `expected`'s (strings compared
+    /// decoded, so any JSON spelling of the same text matches); empty when they agree.
+    /// One call, no copy: `frame_id.differences(loaded, FieldSet::model()).empty()` says
+    /// whether a frame was made for the loaded model.
+    Result<FieldSet> differences(const Identity &expected, FieldSet fields = FieldSet::all()) const noexcept {
+        std::uint32_t differing = 0;
+        std::uint32_t s = mbr_identity_compare(&raw_, &expected.raw_, fields.bits(), &differing);
+        return detail::make(s, FieldSet::from_bits(differing));
     }
     /// A string field's decoded value into `buf` (NUL-terminated); returns its length.
     Result<std::size_t> string_into(Field field, char *buf, std::size_t capacity) const noexcept {
@@ -1229,6 +1328,25 @@ inline Result<std::vector<std::uint8_t>> encode(const Identity &identity, Bytes 
     if (!n) return n.error();
     return out;
 }
+
+#if defined(__unix__) || defined(__APPLE__)
+/// Write the frame of `identity` and a payload lying in `parts` (taken one after the
+/// other) to the file descriptor `fd` with writev: nothing of the payload is copied;
+/// short writes are continued and EINTR retried. `payload_digest` is the payload's
+/// SHA-256 when you have it (sha256(parts) gave the payload_hash): trusted, not
+/// recomputed; nullptr hashes the parts here. The identity's payload_hash must be that
+/// digest, or nothing is written (Code::payload_hash_mismatch). Code::io: errno says why.
+inline Result<mbr_frame_layout> write_frame(int fd, const Identity &identity, Span<Bytes> parts,
+                                            const WriteOptions &options = WriteOptions(),
+                                            const Digest *payload_digest = nullptr) noexcept {
+    mbr_frame_layout layout{};
+    detail::c_error e;
+    std::uint32_t s = mbr_frame_write_fd(fd, identity.c_ptr(), detail::c_ranges(parts.data()), parts.size(),
+                                         options.c_options(), payload_digest != nullptr ? &payload_digest->raw : nullptr,
+                                         &layout, &e.raw);
+    return detail::make(s, e, std::move(layout));
+}
+#endif
 
 /// Writes a frame whose payload arrives in chunks to a sink: any object with
 /// `int operator()(const std::uint8_t *data, std::size_t len)` returning 0 when all

@@ -10,7 +10,7 @@ use crate::slice::{c_name, copy_decoded, input, name_table, output, text, value_
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 use membrane::identity::FIELD_NAMES;
-use membrane::identity::{Dtype, IdentityValues, InclusiveRange, PayloadIdentity, MAX_SHAPE_DIMS};
+use membrane::identity::{Dtype, FieldSet, IdentityValues, InclusiveRange, PayloadIdentity, MAX_SHAPE_DIMS};
 use membrane::json::JsonStr;
 use membrane::Error;
 
@@ -72,6 +72,17 @@ pub const MBR_FIELD_TOKEN_SPAN: u32 = 7;
 pub const MBR_FIELD_DTYPE: u32 = 8;
 /// `shape` (an array of integers).
 pub const MBR_FIELD_SHAPE: u32 = 9;
+
+/// Every identity field, as a set for `mbr_identity_compare` (bit `1u << MBR_FIELD_*`
+/// per field).
+pub const MBR_FIELDS_ALL: u32 = (1 << 10) - 1;
+/// The fields that decide whether a cached tensor fits a loaded model: `model_id`,
+/// `model_revision`, `tokenizer_name`, `tokenizer_revision`, `dtype`.
+pub const MBR_FIELDS_MODEL: u32 = (1 << MBR_FIELD_MODEL_ID)
+    | (1 << MBR_FIELD_MODEL_REVISION)
+    | (1 << MBR_FIELD_TOKENIZER_NAME)
+    | (1 << MBR_FIELD_TOKENIZER_REVISION)
+    | (1 << MBR_FIELD_DTYPE);
 
 /// `float16`, 16 bits.
 pub const MBR_DTYPE_FLOAT16: u32 = 0;
@@ -546,6 +557,35 @@ pub extern "C" fn mbr_dtype_name(dtype: u32) -> *const c_char {
     guard(c"unknown".as_ptr(), || DTYPE_NAMES.get(usize::try_from(dtype).unwrap_or(usize::MAX), c"unknown"))
 }
 
+/// Which of the `fields` (a set of `1u << MBR_FIELD_*` bits: `MBR_FIELDS_MODEL`,
+/// `MBR_FIELDS_ALL`, or any union) differ between `identity` and `expected`, into
+/// `*differing` (0 when they agree on all of them). Strings are compared decoded, so any
+/// JSON spelling of the same text matches; ranges, dtype and shape by value. Nothing is
+/// copied: checking that a frame's identity belongs to the loaded model is one call.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a bit that names no field),
+/// `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `identity` and `expected` are NULL or point to `mbr_identity`s (their borrows alive);
+/// `differing` is NULL or writable.
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_identity_compare(
+    identity: *const mbr_identity,
+    expected: *const mbr_identity,
+    fields: u32,
+    differing: *mut u32,
+) -> u32 {
+    read_into(identity, differing, "differing", |identity| {
+        object::non_null(expected, "expected")?;
+        let expected = try_ref(expected)?;
+        let fields = FieldSet::from_bits(fields)
+            .ok_or(Error::invalid_argument("fields", "a bit that names no field (MBR_FIELDS_ALL holds them all)"))?;
+        Ok(identity.differing_fields(expected, fields).bits())
+    })
+}
+
 /// The name of an identity field number (`MBR_FIELD_PAYLOAD_HASH` is `"payload_hash"`,
 /// ..., `MBR_FIELD_SHAPE` is `"shape"`), or `"unknown"`. Never NULL; the string is static.
 #[no_mangle]
@@ -610,5 +650,11 @@ mod tests {
         for (i, number) in numbers.into_iter().enumerate() {
             assert_eq!(number as usize, i, "{}", FIELD_NAMES[i]);
         }
+    }
+
+    #[test]
+    fn the_field_sets_are_the_cores() {
+        assert_eq!(MBR_FIELDS_ALL, FieldSet::ALL.bits());
+        assert_eq!(MBR_FIELDS_MODEL, FieldSet::MODEL.bits());
     }
 }

@@ -110,6 +110,78 @@ pub unsafe extern "C" fn mbr_frame_plan(
     })
 }
 
+/// Write the frame of `*identity` and a payload lying in `count` byte ranges
+/// (`payload[i]`, concatenated) to the file descriptor `fd` with `writev`: the head, the
+/// ranges where they are, the trailer; nothing of the payload is copied. Short writes are
+/// continued and `EINTR` retried (a non-blocking `fd` that would block is `MBR_IO`).
+/// `*out` gets the lengths written. Hosted builds only (not in the `no_std` library).
+///
+/// `payload_digest` is the payload's SHA-256 when the caller has it (it needed it for
+/// `payload_hash`: `mbr_sha256_ranges` or `mbr_sha256_*`); it is trusted, not recomputed
+/// (the digest of other bytes gives a frame whose trailer check fails). NULL hashes the
+/// ranges here (one pass). Either way the identity's `payload_hash` must be that digest,
+/// or nothing is written and the call fails with `MBR_PAYLOAD_HASH_MISMATCH` (field
+/// `payload_hash`): the frame would fail the full verification level.
+///
+/// Returns `MBR_OK`, `MBR_PAYLOAD_HASH_MISMATCH`, `MBR_IDENTITY_TOO_LARGE`,
+/// `MBR_INVALID_ARGUMENT` (a negative `fd`, a bad `align`), `MBR_INVALID_STATE`,
+/// `MBR_NULL_POINTER` (checked before anything is written) or `MBR_IO` (`errno` says
+/// why; part of the frame may have been written). `error` may be NULL.
+///
+/// # Safety
+/// `fd` is an open file descriptor, or negative; `identity` is NULL or points to an
+/// `mbr_identity` (its borrows alive); `payload` is NULL (with `count` 0) or points to
+/// `count` readable `mbr_bytes`, each NULL or pointing to `len` readable bytes;
+/// `payload_digest` is NULL or readable; `out` and `error` are each NULL or writable.
+#[cfg(all(feature = "std", unix))]
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_frame_write_fd(
+    fd: c_int,
+    identity: *const mbr_identity,
+    payload: *const crate::frame::mbr_bytes,
+    count: usize,
+    options: mbr_write_options,
+    payload_digest: *const mbr_digest,
+    out: *mut mbr_frame_layout,
+    error: *mut mbr_error,
+) -> u32 {
+    use std::os::fd::FromRawFd;
+    boundary(error, || {
+        let out = Out::new(out, "out")?;
+        let identity = try_ref(identity)?;
+        let options = options.to_rust()?;
+        let ranges = input(payload, count, "payload")?;
+        let digest = match payload_digest.is_null() {
+            true => None,
+            false => Some(membrane::Sha256Digest(crate::slice::value_of(payload_digest, "payload_digest")?.sha256)),
+        };
+        if fd < 0 {
+            return Err(Error::invalid_argument("fd", "not a file descriptor"));
+        }
+        // Every range is checked before anything is written; then read as slices.
+        for range in ranges {
+            input(range.ptr, range.len, "payload")?;
+        }
+        let parts = ranges.iter().map(|range| input(range.ptr, range.len, "payload").unwrap_or(&[]));
+        // SAFETY: `fd` is an open descriptor (the contract) and non-negative (checked);
+        // ManuallyDrop keeps the File from closing it, which stays the caller's.
+        let mut file = core::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+        let written = membrane::frame::write_frame_vectored(&mut *file, identity, parts, &options, digest.as_ref())
+            .map_err(|err| match err {
+                WriteError::Frame(err) => err,
+                WriteError::Sink(_) => Error::io("fd", "writev failed (errno says why)"),
+            })?;
+        out.write(mbr_frame_layout {
+            frame_len: written.frame_len,
+            head_len: written.head_len,
+            identity_len: written.identity_len,
+            padding: written.padding,
+        });
+        Ok(())
+    })
+}
+
 /// The length of the frame for `*identity` and a payload of `payload_len` bytes:
 /// `30 + canonical identity length + payload_len`.
 ///

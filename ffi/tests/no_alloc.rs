@@ -2,7 +2,7 @@
 //! is called here under a counting global allocator (per thread, so the test
 //! harness's own threads do not count).
 
-use crate::digest::{mbr_digest, mbr_sha256};
+use crate::digest::*;
 use crate::envelope::*;
 use crate::frame::{
     mbr_bytes, mbr_frame, mbr_frame_check, mbr_frame_parse, mbr_frame_payload_elements, mbr_frame_payload_is_aligned,
@@ -215,6 +215,86 @@ fn ffi_paths_do_not_allocate() {
         }
         let mut verdict = MaybeUninit::<mbr_streamed_frame>::uninit();
         assert_eq!(mbr_stream_verifier_finish(verifier.as_mut_ptr(), verdict.as_mut_ptr(), err.as_mut_ptr()), MBR_OK);
+
+        // The payload's digest three ways: in one call, over ranges, incrementally.
+        let mut one = MaybeUninit::<mbr_digest>::uninit();
+        assert_eq!(mbr_sha256(payload.as_ptr(), payload.len(), one.as_mut_ptr()), MBR_OK);
+        let ranges = [
+            crate::frame::mbr_bytes { ptr: payload.as_ptr(), len: 2 },
+            crate::frame::mbr_bytes { ptr: core::ptr::null(), len: 0 },
+            crate::frame::mbr_bytes { ptr: payload[2..].as_ptr(), len: 3 },
+        ];
+        let mut joined = MaybeUninit::<mbr_digest>::uninit();
+        assert_eq!(mbr_sha256_ranges(ranges.as_ptr(), ranges.len(), joined.as_mut_ptr()), MBR_OK);
+        let mut state = MaybeUninit::<mbr_sha256_state>::uninit();
+        assert_eq!(mbr_sha256_init(state.as_mut_ptr()), MBR_OK);
+        for byte in payload.iter() {
+            assert_eq!(mbr_sha256_update(state.as_mut_ptr(), byte, 1), MBR_OK);
+        }
+        let mut stepped = MaybeUninit::<mbr_digest>::uninit();
+        assert_eq!(mbr_sha256_final(state.as_mut_ptr(), stepped.as_mut_ptr()), MBR_OK);
+        assert_eq!(mbr_sha256_update(state.as_mut_ptr(), payload.as_ptr(), 1), crate::status::MBR_INVALID_STATE);
+        let (one, joined, stepped) = (one.assume_init(), joined.assume_init(), stepped.assume_init());
+        assert!(one.sha256 == joined.sha256 && one.sha256 == stepped.sha256, "one digest, three ways");
+
+        // The identity against itself and against a changed copy.
+        let mut differing = 99u32;
+        assert_eq!(mbr_identity_compare(&identity, &identity, MBR_FIELDS_ALL, &mut differing), MBR_OK);
+        assert_eq!(differing, 0);
+        let mut other = MaybeUninit::<mbr_identity>::uninit();
+        assert_eq!(
+            mbr_identity_with_payload_hash(&identity, b"ab".as_ptr().cast(), 2, other.as_mut_ptr(), err.as_mut_ptr()),
+            MBR_OK
+        );
+        assert_eq!(mbr_identity_compare(other.as_ptr(), &identity, MBR_FIELDS_ALL, &mut differing), MBR_OK);
+        assert_eq!(differing, 1 << MBR_FIELD_PAYLOAD_HASH);
+        assert_eq!(mbr_identity_compare(other.as_ptr(), &identity, MBR_FIELDS_MODEL, &mut differing), MBR_OK);
+        assert_eq!(differing, 0);
+
+        // Writing to a descriptor: refused before any system call (a negative fd, a
+        // payload that is not the identity's), then for real where there is a system.
+        let mut layout = MaybeUninit::<mbr_frame_layout>::uninit();
+        let options = mbr_write_options_default();
+        let whole = [crate::frame::mbr_bytes { ptr: payload.as_ptr(), len: payload.len() }];
+        let status = mbr_frame_write_fd(
+            -1,
+            &identity,
+            whole.as_ptr(),
+            1,
+            options,
+            core::ptr::null(),
+            layout.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, crate::status::MBR_INVALID_ARGUMENT);
+        let status = mbr_frame_write_fd(
+            1,
+            &identity,
+            ranges.as_ptr(),
+            1,
+            options,
+            core::ptr::null(),
+            layout.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, crate::status::MBR_PAYLOAD_HASH_MISMATCH);
+        #[cfg(not(miri))]
+        {
+            use std::os::fd::AsRawFd;
+            let null = std::fs::OpenOptions::new().write(true).open("/dev/null").expect("/dev/null");
+            let status = mbr_frame_write_fd(
+                null.as_raw_fd(),
+                &identity,
+                ranges.as_ptr(),
+                ranges.len(),
+                options,
+                &joined,
+                layout.as_mut_ptr(),
+                err.as_mut_ptr(),
+            );
+            assert_eq!(status, MBR_OK);
+            assert_eq!(layout.assume_init().frame_len, len as u64, "the frame mbr_frame_encode wrote");
+        }
     }
     assert_eq!(allocations() - before, 0, "the C ABI allocated");
 }

@@ -9,6 +9,8 @@ mod reader;
 mod stream;
 mod stream_batch;
 mod typed;
+#[cfg(feature = "std")]
+mod vectored;
 mod writer;
 
 pub(crate) use align::trailing_spaces;
@@ -25,6 +27,8 @@ pub use reader::{Frame, ParseMode, ReadOptions, VerifyLevel};
 pub use stream::{StreamStatus, StreamVerifier, StreamedFrame};
 pub use stream_batch::StreamBatch;
 pub use typed::{view_payload_as, PayloadElement};
+#[cfg(feature = "std")]
+pub use vectored::{write_frame_vectored, WrittenFrame};
 pub use writer::{
     encode_frame, encode_frame_with, ChunkedFrameWriter, ChunkedOutcome, FrameEncoder, WriteError, WriteOptions,
 };

@@ -8,9 +8,11 @@
 //! [`ByteSink`]: crate::ByteSink
 
 mod canonical;
+mod compare;
 mod dtype;
 mod parse;
 
+pub use compare::FieldSet;
 pub use dtype::Dtype;
 
 pub(crate) use canonical::{write_i64, write_u64};

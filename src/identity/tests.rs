@@ -227,3 +227,36 @@ fn tensor_bytes_is_the_element_count_times_the_dtype_bits_rounded_up_to_bytes() 
     assert_eq!(bytes(Dtype::Int8, &[1 << 61]), None, "2^61 bytes are 2^64 bits");
     assert_eq!(bytes(Dtype::Int8, &[1 << 60]), Some(1 << 60));
 }
+
+#[test]
+fn differing_fields_compares_decoded_values_and_only_the_fields_asked() {
+    let (plain_text, spelled_text) = (
+        with(r#""model_id":"m""#, r#""model_id":"caf\u00e9""#),
+        with(r#""model_id":"m""#, r#""model_id":"c\u0061f\u00E9""#),
+    );
+    let plain = PayloadIdentity::parse(plain_text.as_bytes()).unwrap();
+    let spelled = PayloadIdentity::parse(spelled_text.as_bytes()).unwrap();
+    assert_eq!(plain.differing_fields(&spelled, FieldSet::ALL), FieldSet::NONE, "two spellings of one value agree");
+
+    let other_text = with(
+        r#""token_span":[0,7],"dtype":"int8","shape":[1]"#,
+        r#""token_span":[8,15],"dtype":"uint8","shape":[1,1]"#,
+    );
+    let other = PayloadIdentity::parse(other_text.as_bytes()).unwrap();
+    let base_text = with("", "");
+    let base = PayloadIdentity::parse(base_text.as_bytes()).unwrap();
+    let all = base.differing_fields(&other, FieldSet::ALL);
+    assert_eq!(all, FieldSet::TOKEN_SPAN | FieldSet::DTYPE | FieldSet::SHAPE);
+    assert_eq!(all.first_name(), Some("token_span"));
+    assert_eq!(base.differing_fields(&other, FieldSet::MODEL), FieldSet::DTYPE, "only the fields asked about");
+    assert_eq!(base.differing_fields(&other, FieldSet::NONE), FieldSet::NONE);
+    assert_eq!(base.differing_fields(&plain, FieldSet::MODEL_ID), FieldSet::MODEL_ID);
+    // Each field on its own: a difference in one field is reported as that field only.
+    for (index, name) in FIELD_NAMES.iter().enumerate() {
+        let field = FieldSet::from_bits(1 << index).unwrap();
+        assert_eq!(field.first_name(), Some(*name));
+        assert_eq!(base.differing_fields(&base, field), FieldSet::NONE, "{name}");
+    }
+    assert_eq!(FieldSet::from_bits(FieldSet::ALL.bits() + 1), None);
+    assert_eq!(FieldSet::NONE.first_name(), None);
+}
