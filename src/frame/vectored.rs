@@ -117,7 +117,7 @@ where
     let mut filled = 0;
     for piece in pieces.filter(|piece| !piece.is_empty()) {
         if filled == SLICES_PER_CALL {
-            write_all_vectored(out, &mut batch[..filled]).map_err(WriteError::Sink)?;
+            write_all_vectored(out, batch.get_mut(..filled).unwrap_or(&mut [])).map_err(WriteError::Sink)?;
             filled = 0;
         }
         if let Some(slot) = batch.get_mut(filled) {
@@ -164,7 +164,7 @@ mod tests {
     impl Write for Trickle {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
             self.calls += 1;
-            if self.calls % 3 == 0 {
+            if self.calls.is_multiple_of(3) {
                 return Err(io::Error::new(io::ErrorKind::Interrupted, "signal"));
             }
             let n = buf.len().min(self.max);
@@ -248,13 +248,9 @@ mod tests {
         let identity = identity_of(&hash);
         let mut out = Vec::new();
         let err = write_frame_vectored(&mut out, &identity, [&payload[..2]], &WriteOptions::new(), None).unwrap_err();
-        match err {
-            WriteError::Frame(err) => {
-                assert_eq!(err.code(), ErrorCode::PayloadHashMismatch);
-                assert_eq!(err.field(), Some("payload_hash"));
-            }
-            WriteError::Sink(err) => panic!("{err}"),
-        }
+        let WriteError::Frame(err) = err else { unreachable!("no byte was written, so the sink cannot have failed") };
+        assert_eq!(err.code(), ErrorCode::PayloadHashMismatch);
+        assert_eq!(err.field(), Some("payload_hash"));
         let wrong = Sha256Digest::of(b"other");
         assert!(write_frame_vectored(&mut out, &identity, [&payload[..]], &WriteOptions::new(), Some(&wrong)).is_err());
         assert!(out.is_empty());
@@ -274,9 +270,7 @@ mod tests {
         let payload = [9u8; 10];
         let hash = hash_of(&payload);
         let identity = identity_of(&hash);
-        match write_frame_vectored(&mut Full, &identity, [&payload[..]], &WriteOptions::new(), None) {
-            Err(WriteError::Sink(err)) => assert_eq!(err.kind(), io::ErrorKind::WriteZero),
-            other => panic!("{other:?}"),
-        }
+        let result = write_frame_vectored(&mut Full, &identity, [&payload[..]], &WriteOptions::new(), None);
+        assert!(matches!(result, Err(WriteError::Sink(ref err)) if err.kind() == io::ErrorKind::WriteZero), "{result:?}");
     }
 }
