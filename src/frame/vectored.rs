@@ -271,6 +271,9 @@ mod tests {
         let hash = hash_of(&payload);
         let identity = identity_of(&hash);
         let result = write_frame_vectored(&mut Full, &identity, [&payload[..]], &WriteOptions::new(), None);
-        assert!(matches!(result, Err(WriteError::Sink(ref err)) if err.kind() == io::ErrorKind::WriteZero), "{result:?}");
+        assert!(
+            matches!(result, Err(WriteError::Sink(ref err)) if err.kind() == io::ErrorKind::WriteZero),
+            "{result:?}"
+        );
     }
 }
