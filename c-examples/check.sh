@@ -10,7 +10,9 @@
 # C11, C++17 (with and without exceptions) under -Wall -Wextra -Wpedantic -Werror;
 # every C++ program by g++ and clang++ as C++17, 20 and 23; the compile-fail cases
 # (code that would dangle, mix up typed numbers or drop a status must not compile); a
-# short run of the C++-against-C benchmark; every program run linked statically, linked to the shared library, under
+# short run of the C++-against-C benchmark; the static library's global symbols (the
+# header's functions, nothing else) and a link beside a second Rust static library;
+# every program run linked statically, linked to the shared library, under
 # ASan+UBSan, and under valgrind memcheck (no errors, no leaks of any kind); the
 # vector tests (frames; envelopes, compat hashes, migration: they need the vectors, a
 # missing folder FAILS); the NULL-argument test and
@@ -109,6 +111,14 @@ run_programs() {
     step "$label: test_null_args" "$@" "$dir/test_null_args"
 }
 
+# The static library's global symbols are exactly the header's functions.
+static_symbols() {
+    nm -g --defined-only "$LIB_DIR/libmembrane_frame.a" | awk 'NF == 3 { print $3 }' | sort -u >"$BUILD/globals.txt"
+    sed -n 's/^[A-Za-z].*[ *]\(mbr_[a-z0-9_]*\)(.*/\1/p' "$ROOT/include/membrane_frame.h" | sort -u >"$BUILD/functions.txt"
+    echo "$(wc -l <"$BUILD/globals.txt") global symbols in libmembrane_frame.a, $(wc -l <"$BUILD/functions.txt") functions in the header"
+    diff "$BUILD/functions.txt" "$BUILD/globals.txt"
+}
+
 null_coverage() {
     functions=$(sed -n 's/^[A-Za-z].*[ *]\(mbr_[a-z0-9_]*\)(.*/\1/p' "$ROOT/include/membrane_frame.h" | sort -u)
     missing=""
@@ -199,6 +209,9 @@ step "make: every program, static + shared + ASan/UBSan builds" "$MAKE" --no-pri
 step "make: membrane_frame.h as C99, C11, C++17 (+ hpp, with and without exceptions), -Werror" \
     "$MAKE" --no-print-directory headers
 step "test_null_args.c calls every function of membrane_frame.h" null_coverage
+step "nm: the static library's only global symbols are the header's mbr_* functions" static_symbols
+step "link: libmembrane_frame.a and a second Rust static library in one program, both orders" \
+    "$MAKE" --no-print-directory two-rust-libs
 step "make: every C++ program and the header, g++ and clang++, C++17/20/23, -Werror" \
     "$MAKE" --no-print-directory -j 2 standards
 for cxx in g++ clang++; do
