@@ -21,7 +21,7 @@ run() { # name source...
     shift
     # shellcheck disable=SC2086
     if ! "$ARM_CC" $arm_flags -std=c99 -Wall -Wextra -Wpedantic -Werror -I"$ROOT/include" \
-        -DVECTORS_DIR="\"$MEMBRANE_VECTORS\"" "$@" "$here/startup.c" "$LIB" --specs=rdimon.specs \
+        -DVECTORS_DIR="\"$MEMBRANE_VECTORS\"" -DMBR_TEST_NO_STD "$@" "$here/startup.c" "$LIB" --specs=rdimon.specs \
         -T "$here/mps2-an386.ld" -Wl,--gc-sections -Wl,--no-warn-rwx-segments -Wl,-Map="$BUILD/$name.map" \
         -o "$BUILD/$name.elf" >"$BUILD/$name.link.log" 2>&1; then
         cat "$BUILD/$name.link.log"

@@ -157,7 +157,9 @@ static int collect(void *userdata, const uint8_t *buf, size_t len) {
 static void write_and_read_back(void) {
     static const uint8_t payload[64] = {1, 2, 3, 4, 5, 6, 7, 8};
     mbr_digest digest;
-    mbr_sha256(payload, sizeof payload, &digest);
+    uint32_t hashed = mbr_sha256(payload, sizeof payload, &digest);
+    check(hashed == MBR_OK, "write", "payload digest", mbr_status_name(hashed), "ok");
+    if (hashed != MBR_OK) return;
     const int64_t shape[] = {1, 1, 4, 8};
     mbr_identity_values values = {
         {digest.hex, 64},      {"tiny-model", 10}, {"", 0},   {"tiny-tok", 8},   {"", 0},
