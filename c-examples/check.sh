@@ -5,20 +5,20 @@
 #   c-examples: N passed, M failed
 # and the exit status is non-zero when anything failed. Logs: build/logs/.
 #
-# Steps: the Rust static and shared libraries (cargo rustc --release); every program
-# with the Makefile (static, shared, ASan+UBSan) and with CMake; the header as C99,
-# C11, C++17 (with and without exceptions) under -Wall -Wextra -Wpedantic -Werror;
-# every C++ program by g++ and clang++ as C++17, 20 and 23; the compile-fail cases
-# (code that would dangle, mix up typed numbers or drop a status must not compile); a
-# short run of the C++-against-C benchmark; the static library's global symbols (the
-# header's functions, nothing else) and a link beside a second Rust static library;
-# every program run linked statically, linked to the shared library, under
-# ASan+UBSan, and under valgrind memcheck (no errors, no leaks of any kind); the
-# vector tests (frames; envelopes, compat hashes, migration: they need the vectors, a
-# missing folder FAILS); the NULL-argument test and
-# its coverage of every function in the header; ctest; `make install` into a fresh
-# prefix and consumers built against it through pkg-config and find_package, static
-# and shared.
+# Steps: the Rust static and shared libraries (cargo, the static one reduced to the
+# mbr_* symbols); every program with the Makefile (static, shared, ASan+UBSan) and with
+# CMake; the header as C99, C11, C++17 (with and without exceptions) under -Wall
+# -Wextra -Wpedantic -Werror; every C++ program by g++ and clang++ as C++17, 20 and 23;
+# the compile-fail cases (code that would dangle, mix up typed numbers or drop a status
+# must not compile); the static library's global symbols (the header's functions,
+# nothing else) and a link beside a second Rust static library; every program run
+# linked statically, linked to the shared library, under ASan+UBSan, and under valgrind
+# memcheck (no errors, no leaks of any kind); the vector tests (frames; envelopes,
+# compat hashes, migration: they need the vectors, a missing folder FAILS); the
+# NULL-argument test and its coverage of every function in the header; a short run of
+# the C++-against-C benchmark; ctest; the repository as a CMake subproject
+# (add_subdirectory, FetchContent); `make install` into a fresh prefix and consumers
+# built against it through pkg-config and find_package, static and shared.
 set -u
 cd "$(dirname "$0")" || exit 1
 unset MAKEFLAGS MFLAGS
@@ -194,6 +194,22 @@ cmake_consumer() {
     "$BUILD/consumer/consumer_shared" "$RUN/static.bin" && "$BUILD/consumer/consumer_static" "$RUN/static.bin"
 }
 
+# membrane-frame as a CMake subproject (the repository's CMakeLists.txt): cargo runs
+# inside the consumer's build. add_subdirectory builds the library from scratch in the
+# consumer's build folder, as a new user's would; FetchContent shares the target folder.
+subproject_build() {
+    how=$1
+    dir=$BUILD/subproject-$how
+    rm -rf "$dir"
+    set -- -DMEMBRANE_FRAME_SOURCE_DIR="$ROOT"
+    [ "$how" = fetchcontent ] && set -- "$@" -DUSE_FETCHCONTENT=ON -DMEMBRANE_FRAME_CARGO_TARGET_DIR="$TARGET_DIR"
+    cmake -S subproject -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" && cmake --build "$dir" -j 2 || return 1
+    "$dir/kv_engine" | tail -n 1 && "$dir/validate_static" "$RUN/static.bin" >/dev/null &&
+        "$dir/validate_shared" "$RUN/static.bin" >/dev/null || return 1
+    nm -g --defined-only "$(find "$dir" "$TARGET_DIR/release" -maxdepth 4 -name libmembrane_frame.a | head -n 1)" |
+        awk 'NF == 3 && $3 !~ /^mbr_/ { bad = 1; print "global:", $3 } END { exit bad }'
+}
+
 echo "c-examples: library $LIB_DIR, vectors $MEMBRANE_VECTORS"
 if [ ! -f "$MEMBRANE_VECTORS/frames.jsonl" ]; then
     echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
@@ -231,6 +247,9 @@ step "bench_cpp: the C++ wrapper against the C calls (3 rounds here; make bench-
     "$MAKE" --no-print-directory bench-cpp BENCH_ROUNDS=3
 step "cmake: configure and build (static + shared, -Werror)" cmake_build
 step "cmake: ctest" ctest_run
+step "cmake: add_subdirectory(membrane-frame) consumer, cargo building from scratch, C and C++, run" \
+    subproject_build add_subdirectory
+step "cmake: FetchContent consumer, run" subproject_build fetchcontent
 step "install: make install into a fresh prefix (include/membrane_frame/, one .pc, CMake package, SONAME)" install_stage
 step "install: pkg-config consumers, shared and --static, run" pkgconfig_build
 step "install: find_package(membrane_frame CONFIG) consumers, shared and static, run" cmake_consumer
