@@ -118,6 +118,44 @@ header_functions() {
         sed -n 's/^[A-Za-z].*[ *]\(mbr_[a-z0-9_]*\)(.*/\1/p' | sort -u
 }
 
+# Every function of the header is called by the C++ wrapper or named in its C-only list
+# (and none is both).
+cxx_coverage() {
+    hpp=$ROOT/include/membrane_frame.hpp
+    sed -n '/BEGIN C-ONLY/,/END C-ONLY/p' "$hpp" >"$BUILD/c-only.txt"
+    sed '/BEGIN C-ONLY/,/END C-ONLY/d' "$hpp" >"$BUILD/wrapper-code.txt"
+    wrapped=0
+    c_only=0
+    bad=0
+    for f in $(header_functions); do
+        in_code=$(grep -c "$f(" "$BUILD/wrapper-code.txt")
+        in_list=$(grep -cw "$f" "$BUILD/c-only.txt")
+        if [ "$in_code" -gt 0 ] && [ "$in_list" -gt 0 ]; then
+            echo "both wrapped and listed as C-only: $f"
+            bad=1
+        elif [ "$in_code" -gt 0 ]; then
+            wrapped=$((wrapped + 1))
+        elif [ "$in_list" -gt 0 ]; then
+            c_only=$((c_only + 1))
+        else
+            echo "neither wrapped nor listed as C-only: $f"
+            bad=1
+        fi
+    done
+    echo "$wrapped functions wrapped in C++, $c_only listed as C-only"
+    [ "$bad" -eq 0 ]
+}
+
+# docs/c-abi.md names every function of the header (its function overview).
+docs_coverage() {
+    missing=""
+    for f in $(header_functions); do
+        grep -q "\`$f\`" "$ROOT/docs/c-abi.md" || missing="$missing $f"
+    done
+    [ -z "$missing" ] || { echo "not named in docs/c-abi.md:$missing"; return 1; }
+    echo "docs/c-abi.md names all $(header_functions | wc -l) functions"
+}
+
 # The static library's global symbols are exactly the header's functions.
 static_symbols() {
     nm -g --defined-only "$LIB_DIR/libmembrane_frame.a" | awk 'NF == 3 { print $3 }' | sort -u >"$BUILD/globals.txt"
@@ -233,6 +271,8 @@ step "make: every program, static + shared + ASan/UBSan builds" "$MAKE" --no-pri
 step "make: the headers as C99, C11, C++17 (+ hpp, with and without exceptions), each part alone, and every earlier declaration kept (abi_check.c), -Werror" \
     "$MAKE" --no-print-directory headers
 step "test_null_args.c calls every function of membrane_frame.h" null_coverage
+step "membrane_frame.hpp wraps every function of the header or lists it as C-only" cxx_coverage
+step "docs/c-abi.md names every function of the header" docs_coverage
 step "nm: the static library's only global symbols are the header's mbr_* functions" static_symbols
 step "link: libmembrane_frame.a and a second Rust static library in one program, both orders" \
     "$MAKE" --no-print-directory two-rust-libs

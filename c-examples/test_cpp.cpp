@@ -198,6 +198,12 @@ int main() {
     auto bad_set = id.differences(id, mf::FieldSet::from_bits(1u << 20));
     expect(bad_set.code() == mf::Code::invalid_argument, "a field set with an unknown bit is invalid_argument");
 
+    // ---- dtype helpers ----
+    expect(mf::bits(mf::Dtype::float16) == 16 && mf::bits(mf::Dtype::nf4) == 4 &&
+               mf::dtype_from_name("bfloat16") == mf::Dtype::bfloat16 && !mf::dtype_from_name("Float16") &&
+               mf::name(mf::Dtype::fp8_e4m3) == "fp8_e4m3",
+           "bits(), dtype_from_name() and name() agree with the dtype table");
+
     // ---- value() on an error ----
 #ifdef MEMBRANE_FRAME_HPP_EXCEPTIONS
     try {
