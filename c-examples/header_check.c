@@ -25,6 +25,15 @@ int header_check(void) {
     mbr_frame_migration frame_migration;
     mbr_envelope_migration envelope_migration;
     mbr_envelope_migration_options migration_options = mbr_envelope_migration_options_default();
+    mbr_sha256_state sha_state;
+    /* The typed enums hold the constants' values. */
+    enum mbr_dtype dtype = MBR_DTYPE_INT8;
+    enum mbr_verify_level level = MBR_LEVEL_FULL;
+    enum mbr_status_code code = MBR_TRAILER_MISMATCH;
+    (void)sha_state;
+    (void)dtype;
+    (void)level;
+    (void)code;
     (void)identity;
     (void)verifier;
     (void)writer;

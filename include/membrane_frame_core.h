@@ -63,6 +63,124 @@
 #endif
 #endif
 
+/* Typed enums of the constants below, for documentation and for C23 and C++ code that
+ * wants the type (enum mbr_dtype d = MBR_DTYPE_INT8;). Every function keeps taking and
+ * returning uint32_t, and each #define below keeps its value: the enumerators have the
+ * same ones (they are generated from the same constants). */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L)
+#define MBR_ENUM_UINT32 : uint32_t
+#else
+#define MBR_ENUM_UINT32
+#endif
+enum mbr_status_code MBR_ENUM_UINT32 {
+    MBR_OK = 0,
+    MBR_TOO_SHORT = 1,
+    MBR_BAD_MAGIC = 2,
+    MBR_LEGACY_FRAME = 3,
+    MBR_SCHEMA_MISMATCH = 4,
+    MBR_RESERVED_NONZERO = 5,
+    MBR_IDENTITY_OVERRUN = 6,
+    MBR_IDENTITY_TOO_LARGE = 7,
+    MBR_IDENTITY_JSON = 8,
+    MBR_IDENTITY_FIELD = 9,
+    MBR_PAYLOAD_OVERRUN = 10,
+    MBR_TRAILING_BYTES = 11,
+    MBR_TRAILER_MISMATCH = 12,
+    MBR_PAYLOAD_HASH_MISMATCH = 13,
+    MBR_ENVELOPE_JSON = 20,
+    MBR_ENVELOPE_VERSION = 21,
+    MBR_ENVELOPE_MISSING_FIELD = 22,
+    MBR_ENVELOPE_FIELD = 23,
+    MBR_SNAPSHOT_JSON = 30,
+    MBR_SNAPSHOT_VERSION = 31,
+    MBR_SNAPSHOT_FIELD = 32,
+    MBR_STALE_EPOCH = 33,
+    MBR_TOMBSTONE_JSON = 40,
+    MBR_TOMBSTONE_FIELD = 41,
+    MBR_PROTO_DECODE = 50,
+    MBR_PROTO_FIELD = 51,
+    MBR_CHUNK_SEQUENCE = 52,
+    MBR_CHUNK_DIGEST = 53,
+    MBR_NULL_POINTER = 100,
+    MBR_BUFFER_TOO_SMALL = 101,
+    MBR_LENGTH_MISMATCH = 102,
+    MBR_TABLE_FULL = 103,
+    MBR_IO = 104,
+    MBR_INVALID_ARGUMENT = 105,
+    MBR_INVALID_STATE = 106,
+    MBR_MISALIGNED = 107,
+    MBR_PANIC = 199,
+};
+enum mbr_error_class MBR_ENUM_UINT32 {
+    MBR_CLASS_NONE = 0,
+    MBR_CLASS_SCHEMA = 1,
+    MBR_CLASS_CORRUPT = 2,
+    MBR_CLASS_USAGE = 3,
+    MBR_CLASS_IO = 4,
+};
+enum mbr_verify_level MBR_ENUM_UINT32 {
+    MBR_LEVEL_LAYOUT = 0,
+    MBR_LEVEL_IDENTITY = 1,
+    MBR_LEVEL_TRAILER = 2,
+    MBR_LEVEL_FULL = 3,
+};
+enum mbr_parse_mode MBR_ENUM_UINT32 {
+    MBR_MODE_EXACT = 0,
+    MBR_MODE_PREFIX = 1,
+};
+enum mbr_element_type MBR_ENUM_UINT32 {
+    MBR_ELEMENT_U8 = 0,
+    MBR_ELEMENT_I8 = 1,
+    MBR_ELEMENT_U16 = 2,
+    MBR_ELEMENT_I16 = 3,
+    MBR_ELEMENT_I32 = 4,
+    MBR_ELEMENT_I64 = 5,
+    MBR_ELEMENT_F32 = 6,
+    MBR_ELEMENT_F64 = 7,
+};
+enum mbr_identity_field MBR_ENUM_UINT32 {
+    MBR_FIELD_PAYLOAD_HASH = 0,
+    MBR_FIELD_MODEL_ID = 1,
+    MBR_FIELD_MODEL_REVISION = 2,
+    MBR_FIELD_TOKENIZER_NAME = 3,
+    MBR_FIELD_TOKENIZER_REVISION = 4,
+    MBR_FIELD_LAYER_RANGE = 5,
+    MBR_FIELD_HEAD_RANGE = 6,
+    MBR_FIELD_TOKEN_SPAN = 7,
+    MBR_FIELD_DTYPE = 8,
+    MBR_FIELD_SHAPE = 9,
+};
+enum mbr_dtype MBR_ENUM_UINT32 {
+    MBR_DTYPE_FLOAT16 = 0,
+    MBR_DTYPE_BFLOAT16 = 1,
+    MBR_DTYPE_FLOAT32 = 2,
+    MBR_DTYPE_FLOAT64 = 3,
+    MBR_DTYPE_INT8 = 4,
+    MBR_DTYPE_INT16 = 5,
+    MBR_DTYPE_INT32 = 6,
+    MBR_DTYPE_INT64 = 7,
+    MBR_DTYPE_UINT8 = 8,
+    MBR_DTYPE_FP8_E4M3 = 9,
+    MBR_DTYPE_FP8_E5M2 = 10,
+    MBR_DTYPE_NF4 = 11,
+};
+enum mbr_consistency MBR_ENUM_UINT32 {
+    MBR_CONSISTENCY_STRONG = 0,
+    MBR_CONSISTENCY_QUORUM = 1,
+    MBR_CONSISTENCY_EVENTUAL = 2,
+};
+enum mbr_envelope_field MBR_ENUM_UINT32 {
+    MBR_ENVELOPE_FIELD_TENANT_ID = 1,
+    MBR_ENVELOPE_FIELD_PAYLOAD_REF = 3,
+    MBR_ENVELOPE_FIELD_CONSISTENCY = 8,
+    MBR_ENVELOPE_FIELD_FINGERPRINT_COMPAT = 10,
+};
+enum mbr_migration_kind MBR_ENUM_UINT32 {
+    MBR_MIGRATION_ALREADY_V5 = 0,
+    MBR_MIGRATION_LEGACY = 1,
+    MBR_MIGRATION_HALF_MIGRATED = 2,
+};
+
 
 /**
  * Bytes of caller storage for an `mbr_sha256_state`.

@@ -11,6 +11,67 @@ use std::path::Path;
 /// The modules of ffi/src whose items make the cluster header.
 const CLUSTER_MODULES: [&str; 3] = ["snapshot.rs", "tombstone.rs", "refcount.rs"];
 
+/// The typed enums of the core header: (tag, source file, name prefix) — every
+/// `pub const NAME: u32 = N;` of the file whose name has the prefix (all of the file's
+/// but the MBR_CLASS_* for the status codes) becomes an enumerator of the tag.
+const TYPED_ENUMS: [(&str, &str, &str); 10] = [
+    ("mbr_status_code", "status.rs", "MBR_"),
+    ("mbr_error_class", "status.rs", "MBR_CLASS_"),
+    ("mbr_verify_level", "frame.rs", "MBR_LEVEL_"),
+    ("mbr_parse_mode", "frame.rs", "MBR_MODE_"),
+    ("mbr_element_type", "frame.rs", "MBR_ELEMENT_"),
+    ("mbr_identity_field", "identity.rs", "MBR_FIELD_"),
+    ("mbr_dtype", "identity.rs", "MBR_DTYPE_"),
+    ("mbr_consistency", "envelope.rs", "MBR_CONSISTENCY_"),
+    ("mbr_envelope_field", "envelope.rs", "MBR_ENVELOPE_FIELD_"),
+    ("mbr_migration_kind", "migrate.rs", "MBR_MIGRATION_"),
+];
+
+/// C enums with the values of the `#define`d constants, put before them: for
+/// documentation, and for C23 and C++ code that wants the type. Functions keep taking
+/// and returning `uint32_t`, and the `#define`s (which follow, and shadow the enumerator
+/// names from there on with the same values) are unchanged. Generated from the Rust
+/// constants, so they cannot drift.
+fn typed_enums(root: &Path) -> String {
+    let mut out = String::from(
+        &[
+            "",
+            "/* Typed enums of the constants below, for documentation and for C23 and C++ code that",
+            " * wants the type (enum mbr_dtype d = MBR_DTYPE_INT8;). Every function keeps taking and",
+            " * returning uint32_t, and each #define below keeps its value: the enumerators have the",
+            " * same ones (they are generated from the same constants). */",
+            "#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L)",
+            "#define MBR_ENUM_UINT32 : uint32_t",
+            "#else",
+            "#define MBR_ENUM_UINT32",
+            "#endif",
+            "",
+        ]
+        .join("\n"),
+    );
+    for (tag, file, prefix) in TYPED_ENUMS {
+        let source = std::fs::read_to_string(root.join("ffi/src").join(file)).expect("an ffi source file");
+        let constants: Vec<(String, String)> = source
+            .lines()
+            .filter_map(|line| {
+                let rest = line.strip_prefix("pub const ")?;
+                let (name, value) = rest.split_once(": u32 = ")?;
+                let value = value.strip_suffix(';')?;
+                let is_number = value.chars().all(|c| c.is_ascii_digit());
+                let excluded = prefix == "MBR_" && name.starts_with("MBR_CLASS_");
+                (name.starts_with(prefix) && is_number && !excluded).then(|| (name.to_owned(), value.to_owned()))
+            })
+            .collect();
+        assert!(constants.len() >= 2, "{tag}: no constants with prefix {prefix} in {file}");
+        out.push_str(&format!("enum {tag} MBR_ENUM_UINT32 {{\n"));
+        for (name, value) in constants {
+            out.push_str(&format!("    {name} = {value},\n"));
+        }
+        out.push_str("};\n");
+    }
+    out
+}
+
 fn base_config(root: &Path) -> cbindgen::Config {
     cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml is readable")
 }
@@ -68,6 +129,7 @@ fn generate_both(root: &Path) -> (String, String) {
 
     let mut core = base_config(root);
     core.export.exclude = cluster_names.iter().cloned().collect();
+    core.after_includes = Some(format!("{}{}", core.after_includes.unwrap_or_default(), typed_enums(root)));
 
     let overrides =
         cbindgen::Config::from_file(root.join("ffi/cbindgen-cluster.toml")).expect("ffi/cbindgen-cluster.toml");
@@ -112,7 +174,8 @@ fn committed_headers_match_cbindgen_output() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("ffi/ lies in the repository");
     let (core, cluster) = generate_both(root);
     let bless = std::env::var_os("MEMBRANE_BLESS").is_some_and(|v| v == "1");
-    for (name, generated) in [("include/membrane_frame_core.h", &core), ("include/membrane_frame_cluster.h", &cluster)] {
+    for (name, generated) in [("include/membrane_frame_core.h", &core), ("include/membrane_frame_cluster.h", &cluster)]
+    {
         let path = root.join(name);
         if bless {
             std::fs::write(&path, generated).unwrap_or_else(|err| panic!("write {name}: {err}"));
@@ -136,7 +199,11 @@ fn every_item_is_in_exactly_one_header_and_the_umbrella_includes_both() {
     let (core, cluster) = generate_both(root);
     let all = declared_names(&generate(base_config(root), &[root.join("ffi/src/lib.rs")]));
     let (core_names, cluster_names) = (declared_names(&core), declared_names(&cluster));
-    assert!(core_names.is_disjoint(&cluster_names), "{:?}", core_names.intersection(&cluster_names).collect::<Vec<_>>());
+    assert!(
+        core_names.is_disjoint(&cluster_names),
+        "{:?}",
+        core_names.intersection(&cluster_names).collect::<Vec<_>>()
+    );
     let split: BTreeSet<String> = core_names.union(&cluster_names).cloned().collect();
     let missing: Vec<_> = all.difference(&split).collect();
     assert!(missing.is_empty(), "declared in neither header: {missing:?}");
