@@ -226,6 +226,42 @@ mod tests {
         }
     }
 
+    /// A writer that takes every slice it is given, and counts the slices of each call.
+    #[derive(Default)]
+    struct Gather {
+        out: Vec<u8>,
+        slices_per_call: Vec<usize>,
+    }
+
+    impl Write for Gather {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.write_vectored(&[IoSlice::new(buf)])
+        }
+        fn write_vectored(&mut self, slices: &[IoSlice<'_>]) -> io::Result<usize> {
+            self.slices_per_call.push(slices.len());
+            slices.iter().for_each(|slice| self.out.extend_from_slice(slice));
+            Ok(slices.iter().map(|slice| slice.len()).sum())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn slices_go_out_sixty_four_to_a_call() {
+        let payload: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        let hash = hash_of(&payload);
+        let identity = identity_of(&hash);
+        // Head, 100 parts and trailer: 102 slices, so two calls of 64 and 38.
+        let parts: Vec<&[u8]> = payload.chunks(10).collect();
+        let mut out = Gather::default();
+        write_frame_vectored(&mut out, &identity, parts.iter().copied(), &WriteOptions::new(), None).unwrap();
+        assert_eq!(out.slices_per_call, [SLICES_PER_CALL, 102 - SLICES_PER_CALL]);
+        let mut expected = std::vec![0u8; 4096];
+        let n = crate::frame::encode_frame(&identity, &payload, &mut expected).unwrap();
+        assert_eq!(out.out, expected[..n]);
+    }
+
     #[test]
     fn a_head_longer_than_the_stack_buffer_is_written_first() {
         let payload = [5u8; 10];
@@ -254,6 +290,32 @@ mod tests {
         let wrong = Sha256Digest::of(b"other");
         assert!(write_frame_vectored(&mut out, &identity, [&payload[..]], &WriteOptions::new(), Some(&wrong)).is_err());
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn an_error_other_than_an_interruption_is_returned_not_retried() {
+        /// Fails its first call with a broken pipe, then takes everything.
+        struct BrokenOnce(bool, Vec<u8>);
+        impl Write for BrokenOnce {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if !self.0 {
+                    self.0 = true;
+                    return Err(io::Error::new(io::ErrorKind::BrokenPipe, "peer gone"));
+                }
+                self.1.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let payload = [4u8; 10];
+        let hash = hash_of(&payload);
+        let identity = identity_of(&hash);
+        let mut out = BrokenOnce(false, Vec::new());
+        let result = write_frame_vectored(&mut out, &identity, [&payload[..]], &WriteOptions::new(), None);
+        assert!(matches!(result, Err(WriteError::Sink(ref err)) if err.kind() == io::ErrorKind::BrokenPipe), "{result:?}");
+        assert!(out.1.is_empty(), "nothing after the failure");
     }
 
     #[test]

@@ -21,7 +21,7 @@ impl FieldSet {
     /// No field.
     pub const NONE: FieldSet = FieldSet(0);
     /// `payload_hash`.
-    pub const PAYLOAD_HASH: FieldSet = FieldSet(1 << 0);
+    pub const PAYLOAD_HASH: FieldSet = FieldSet(1);
     /// `model_id`.
     pub const MODEL_ID: FieldSet = FieldSet(1 << 1);
     /// `model_revision`.
@@ -44,9 +44,11 @@ impl FieldSet {
     pub const ALL: FieldSet = FieldSet((1 << FIELD_NAMES.len()) - 1);
     /// What decides whether a cached tensor fits a loaded model: the model and tokenizer
     /// names and revisions, and the dtype.
-    pub const MODEL: FieldSet = FieldSet(
-        Self::MODEL_ID.0 | Self::MODEL_REVISION.0 | Self::TOKENIZER_NAME.0 | Self::TOKENIZER_REVISION.0 | Self::DTYPE.0,
-    );
+    pub const MODEL: FieldSet = Self::MODEL_ID
+        .union(Self::MODEL_REVISION)
+        .union(Self::TOKENIZER_NAME)
+        .union(Self::TOKENIZER_REVISION)
+        .union(Self::DTYPE);
 
     /// The set with these bits, or `None` when a bit names no field.
     pub const fn from_bits(bits: u32) -> Option<FieldSet> {
@@ -59,6 +61,11 @@ impl FieldSet {
     /// The bits of the set.
     pub const fn bits(self) -> u32 {
         self.0 as u32
+    }
+
+    /// The fields of either set (also `a | b`).
+    pub const fn union(self, other: FieldSet) -> FieldSet {
+        FieldSet(self.0 | other.0)
     }
 
     /// Whether every field of `other` is in the set.
@@ -80,7 +87,7 @@ impl FieldSet {
 impl BitOr for FieldSet {
     type Output = FieldSet;
     fn bitor(self, other: FieldSet) -> FieldSet {
-        FieldSet(self.0 | other.0)
+        self.union(other)
     }
 }
 

@@ -260,3 +260,32 @@ fn differing_fields_compares_decoded_values_and_only_the_fields_asked() {
     assert_eq!(FieldSet::from_bits(FieldSet::ALL.bits() + 1), None);
     assert_eq!(FieldSet::NONE.first_name(), None);
 }
+
+#[test]
+fn each_field_set_constant_is_its_field_and_model_is_the_model_fields() {
+    let named = [
+        (FieldSet::PAYLOAD_HASH, "payload_hash"),
+        (FieldSet::MODEL_ID, "model_id"),
+        (FieldSet::MODEL_REVISION, "model_revision"),
+        (FieldSet::TOKENIZER_NAME, "tokenizer_name"),
+        (FieldSet::TOKENIZER_REVISION, "tokenizer_revision"),
+        (FieldSet::LAYER_RANGE, "layer_range"),
+        (FieldSet::HEAD_RANGE, "head_range"),
+        (FieldSet::TOKEN_SPAN, "token_span"),
+        (FieldSet::DTYPE, "dtype"),
+        (FieldSet::SHAPE, "shape"),
+    ];
+    let mut union = FieldSet::NONE;
+    for (set, name) in named {
+        assert_eq!(set.bits().count_ones(), 1, "{name} is one field");
+        assert_eq!(set.first_name(), Some(name));
+        union = union | set;
+    }
+    assert_eq!(union, FieldSet::ALL);
+    assert!(FieldSet::NONE.is_empty() && !FieldSet::SHAPE.is_empty() && !FieldSet::ALL.is_empty());
+    assert_eq!(FieldSet::MODEL | FieldSet::DTYPE, FieldSet::MODEL, "a union, not a toggle");
+    let names_of = |set: FieldSet| -> std::vec::Vec<&str> {
+        named.iter().filter(|(field, _)| set.contains(*field)).map(|(_, name)| *name).collect()
+    };
+    assert_eq!(names_of(FieldSet::MODEL), ["model_id", "model_revision", "tokenizer_name", "tokenizer_revision", "dtype"]);
+}
