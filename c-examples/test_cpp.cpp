@@ -198,6 +198,21 @@ int main() {
     auto bad_set = id.differences(id, mf::FieldSet::from_bits(1u << 20));
     expect(bad_set.code() == mf::Code::invalid_argument, "a field set with an unknown bit is invalid_argument");
 
+    // ---- results that own their value: copies and assignments between value and error ----
+    {
+        mf::Result<std::string> text = std::string(40, 'x'); // past any small-string buffer
+        mf::Result<std::string> error = mf::Error(mf::Code::io);
+        mf::Result<std::string> copy = text;
+        copy = error;                          // value -> error
+        bool became_error = !copy && copy.code() == mf::Code::io;
+        copy = text;                           // error -> value
+        bool became_value = copy && *copy == *text;
+        copy = mf::Result<std::string>(std::string("short")); // value -> value (moved)
+        mf::Result<std::string> moved = std::move(copy);
+        expect(became_error && became_value && moved && *moved == "short" && *text == std::string(40, 'x'),
+               "Result<std::string> copies, moves and assigns between value and error (valgrind: no leak)");
+    }
+
     // ---- dtype helpers ----
     expect(mf::bits(mf::Dtype::float16) == 16 && mf::bits(mf::Dtype::nf4) == 4 &&
                mf::dtype_from_name("bfloat16") == mf::Dtype::bfloat16 && !mf::dtype_from_name("Float16") &&

@@ -641,23 +641,36 @@ class result_storage<T, false> {
             offset_ = other.offset_;
     }
     result_storage &operator=(const result_storage &other) {
-        if (this != &other) {
-            destroy();
-            ::new (static_cast<void *>(this)) result_storage(other);
-        }
+        if (this != &other) assign(other.code_, other.field_, other.offset_, other.value_);
         return *this;
     }
-    result_storage &operator=(result_storage &&other) noexcept(std::is_nothrow_move_constructible<T>::value) {
-        if (this != &other) {
-            destroy();
-            ::new (static_cast<void *>(this)) result_storage(std::move(other));
-        }
+    result_storage &operator=(result_storage &&other) noexcept(std::is_nothrow_move_constructible<T>::value &&
+                                                              std::is_nothrow_move_assignable<T>::value) {
+        if (this != &other) assign(other.code_, other.field_, other.offset_, std::move(other.value_));
         return *this;
     }
     ~result_storage() { destroy(); }
 
     void destroy() noexcept {
         if (code_ == Code::ok) value_.~T();
+    }
+    /// Become another result: its value assigned or constructed here (read only when
+    /// `code` is ok), or its error. A constructor that throws leaves an error here,
+    /// never a value destroyed twice.
+    template <class V>
+    void assign(Code code, Field field, std::uint64_t offset, V &&value) {
+        if (code_ == Code::ok && code == Code::ok) {
+            value_ = std::forward<V>(value);
+        } else {
+            destroy();
+            code_ = Code::invalid_state;
+            if (code == Code::ok)
+                ::new (static_cast<void *>(&value_)) T(std::forward<V>(value));
+            else
+                offset_ = offset;
+        }
+        code_ = code;
+        field_ = field;
     }
     Code code_;
     Field field_;
