@@ -152,9 +152,10 @@ pub unsafe extern "C" fn mbr_frame_write_fd(
         let identity = try_ref(identity)?;
         let options = options.to_rust()?;
         let ranges = input(payload, count, "payload")?;
-        let digest = match payload_digest.is_null() {
-            true => None,
-            false => Some(membrane::Sha256Digest(crate::slice::value_of(payload_digest, "payload_digest")?.sha256)),
+        let digest = if payload_digest.is_null() {
+            None
+        } else {
+            Some(membrane::Sha256Digest(crate::slice::value_of(payload_digest, "payload_digest")?.sha256))
         };
         if fd < 0 {
             return Err(Error::invalid_argument("fd", "not a file descriptor"));

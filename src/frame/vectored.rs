@@ -314,7 +314,10 @@ mod tests {
         let identity = identity_of(&hash);
         let mut out = BrokenOnce(false, Vec::new());
         let result = write_frame_vectored(&mut out, &identity, [&payload[..]], &WriteOptions::new(), None);
-        assert!(matches!(result, Err(WriteError::Sink(ref err)) if err.kind() == io::ErrorKind::BrokenPipe), "{result:?}");
+        assert!(
+            matches!(result, Err(WriteError::Sink(ref err)) if err.kind() == io::ErrorKind::BrokenPipe),
+            "{result:?}"
+        );
         assert!(out.1.is_empty(), "nothing after the failure");
     }
 

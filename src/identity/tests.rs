@@ -287,5 +287,8 @@ fn each_field_set_constant_is_its_field_and_model_is_the_model_fields() {
     let names_of = |set: FieldSet| -> std::vec::Vec<&str> {
         named.iter().filter(|(field, _)| set.contains(*field)).map(|(_, name)| *name).collect()
     };
-    assert_eq!(names_of(FieldSet::MODEL), ["model_id", "model_revision", "tokenizer_name", "tokenizer_revision", "dtype"]);
+    assert_eq!(
+        names_of(FieldSet::MODEL),
+        ["model_id", "model_revision", "tokenizer_name", "tokenizer_revision", "dtype"]
+    );
 }
