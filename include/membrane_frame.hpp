@@ -346,8 +346,8 @@ class Bytes {
     constexpr Bytes(const std::uint8_t *data, std::size_t size) noexcept : data_(data), size_(size) {}
     Bytes(const void *data, std::size_t size) noexcept : data_(static_cast<const std::uint8_t *>(data)), size_(size) {}
     Bytes(std::string_view text) noexcept : Bytes(text.data(), text.size()) {}
-    /// A C string (a string literal, say): the bytes before its NUL.
-    Bytes(const char *c_string) noexcept : Bytes(c_string, std::strlen(c_string)) {}
+    /// A C string (a string literal, say): the bytes before its NUL; NULL is empty.
+    Bytes(const char *c_string) noexcept : Bytes(c_string, c_string != nullptr ? std::strlen(c_string) : 0) {}
     template <class R, class = std::enable_if_t<detail::is_contiguous<R>::value &&
                                                 !std::is_array<std::remove_reference_t<R>>::value &&
                                                 !detail::is_byte_range_list<detail::element_t<R>>::value>>
