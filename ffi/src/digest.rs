@@ -7,7 +7,7 @@ use crate::boundary::{boundary, NO_DETAIL};
 use crate::frame::mbr_bytes;
 use crate::object::{opaque, store, take, try_mut};
 use crate::out::Out;
-use crate::slice::{hex65, input};
+use crate::slice::{byte_ranges, hex65, input};
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 use membrane::{Sha256Digest, Sha256Hasher};
@@ -132,14 +132,9 @@ pub unsafe extern "C" fn mbr_sha256_final(state: *mut mbr_sha256_state, out: *mu
 pub unsafe extern "C" fn mbr_sha256_ranges(ranges: *const mbr_bytes, count: usize, out: *mut mbr_digest) -> u32 {
     boundary(NO_DETAIL, || {
         let out = Out::new(out, "out")?;
-        let ranges = input(ranges, count, "ranges")?;
-        for range in ranges {
-            input(range.ptr, range.len, "ranges")?;
-        }
+        let ranges = byte_ranges(input(ranges, count, "ranges")?, "ranges")?;
         let mut hasher = Sha256Hasher::new();
-        for range in ranges {
-            hasher.update(input(range.ptr, range.len, "ranges")?);
-        }
+        ranges.slices().for_each(|range| hasher.update(range));
         out.write(mbr_digest::of(&hasher.finish()));
         Ok(())
     })

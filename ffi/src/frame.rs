@@ -4,7 +4,7 @@ use crate::boundary::{boundary, guard, NO_DETAIL};
 use crate::identity::mbr_identity;
 use crate::object::try_ref;
 use crate::out::Out;
-use crate::slice::input;
+use crate::slice::{byte_ranges, input};
 use crate::status::mbr_error;
 use crate::status::{MBR_NO_OFFSET, MBR_OK};
 use core::ffi::c_void;
@@ -394,13 +394,11 @@ pub unsafe extern "C" fn mbr_frame_verify_batch(
             return Err(Error::null_pointer("verdicts"));
         }
         // Every range is checked before any frame is judged: no half-written batch.
-        for frame in frames {
-            input(frame.ptr, frame.len, "frames")?;
-        }
+        let mut slices = byte_ranges(frames, "frames")?.slices();
         for (chunk_index, chunk) in frames.chunks(VERIFY_BATCH_GROUP).enumerate() {
             let mut buffers: [&[u8]; VERIFY_BATCH_GROUP] = [&[]; VERIFY_BATCH_GROUP];
-            for (buffer, frame) in buffers.iter_mut().zip(chunk) {
-                *buffer = input(frame.ptr, frame.len, "frames")?;
+            for (buffer, slice) in buffers.iter_mut().zip(slices.by_ref().take(chunk.len())) {
+                *buffer = slice;
             }
             let first = chunk_index * VERIFY_BATCH_GROUP;
             verify_batch(buffers.get(..chunk.len()).unwrap_or(&[]), &options, |index, verdict| {

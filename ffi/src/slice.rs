@@ -2,6 +2,7 @@
 //! output buffers, decoded strings and NUL-terminated names into C memory.
 
 use crate::boundary::boundary;
+use crate::frame::mbr_bytes;
 use crate::out::Out;
 use crate::status::mbr_error;
 use core::ffi::c_char;
@@ -36,6 +37,27 @@ pub(crate) fn input<'a, T>(ptr: *const T, len: usize, argument: &'static str) ->
     }
     // SAFETY: non-NULL, and the contract guarantees `len` readable values for 'a.
     Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+}
+
+/// A caller's list of byte ranges `argument`, each range checked (`{NULL, n > 0}` is
+/// `null_pointer`) before any is used, so that a bad one leaves nothing half done.
+/// Contract as for [`input`], for every range of the list.
+pub(crate) fn byte_ranges<'a>(list: &'a [mbr_bytes], argument: &'static str) -> Result<ByteRanges<'a>, Error> {
+    for range in list {
+        input(range.ptr, range.len, argument)?;
+    }
+    Ok(ByteRanges(list))
+}
+
+/// Byte ranges that [`byte_ranges`] checked.
+#[derive(Clone, Copy)]
+pub(crate) struct ByteRanges<'a>(&'a [mbr_bytes]);
+
+impl<'a> ByteRanges<'a> {
+    /// The ranges as slices, in order (none can fail: each was checked).
+    pub(crate) fn slices(self) -> impl Iterator<Item = &'a [u8]> + Clone {
+        self.0.iter().map(|range| input(range.ptr, range.len, "").unwrap_or(&[]))
+    }
 }
 
 /// A copy of the struct `argument` at `ptr` (`mbr_identity_values`, ...), or

@@ -7,7 +7,7 @@ use crate::digest::mbr_digest;
 use crate::identity::mbr_identity;
 use crate::object::{non_null, opaque, read_into, store, take, try_mut, try_ref};
 use crate::out::Out;
-use crate::slice::{input, write_out};
+use crate::slice::{byte_ranges, input, write_out};
 use crate::status::mbr_error;
 use core::ffi::{c_int, c_void};
 use core::mem::MaybeUninit;
@@ -151,7 +151,7 @@ pub unsafe extern "C" fn mbr_frame_write_fd(
         let out = Out::new(out, "out")?;
         let identity = try_ref(identity)?;
         let options = options.to_rust()?;
-        let ranges = input(payload, count, "payload")?;
+        let list = input(payload, count, "payload")?;
         let digest = if payload_digest.is_null() {
             None
         } else {
@@ -160,19 +160,17 @@ pub unsafe extern "C" fn mbr_frame_write_fd(
         if fd < 0 {
             return Err(Error::invalid_argument("fd", "not a file descriptor"));
         }
-        // Every range is checked before anything is written; then read as slices.
-        for range in ranges {
-            input(range.ptr, range.len, "payload")?;
-        }
-        let parts = ranges.iter().map(|range| input(range.ptr, range.len, "payload").unwrap_or(&[]));
+        // Every range is checked before anything is written.
+        let parts = byte_ranges(list, "payload")?;
         // SAFETY: `fd` is an open descriptor (the contract) and non-negative (checked);
         // ManuallyDrop keeps the File from closing it, which stays the caller's.
         let mut file = core::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
-        let written = membrane::frame::write_frame_vectored(&mut *file, identity, parts, &options, digest.as_ref())
-            .map_err(|err| match err {
-                WriteError::Frame(err) => err,
-                WriteError::Sink(_) => Error::io("fd", "writev failed (errno says why)"),
-            })?;
+        let written =
+            membrane::frame::write_frame_vectored(&mut *file, identity, parts.slices(), &options, digest.as_ref())
+                .map_err(|err| match err {
+                    WriteError::Frame(err) => err,
+                    WriteError::Sink(_) => Error::io("fd", "writev failed (errno says why)"),
+                })?;
         out.write(mbr_frame_layout {
             frame_len: written.frame_len,
             head_len: written.head_len,
