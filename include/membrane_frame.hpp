@@ -778,12 +778,6 @@ struct result_access {
         return result.value_;
     }
     template <class T>
-    static void fail(Result<T> &result, std::uint32_t status) noexcept {
-        result.code_ = static_cast<Code>(status);
-        result.field_ = Field::none;
-        result.offset_ = MBR_NO_OFFSET;
-    }
-    template <class T>
     static void fail(Result<T> &result, std::uint32_t status, const mbr_error &detail) noexcept {
         static_assert(trivial_v<T>, "in-place results hold plain data");
         Error error = Error::from_c(status, detail);
@@ -799,6 +793,18 @@ struct c_error {
     mbr_error raw;
     c_error() noexcept { raw.status = MBR_OK; }
 };
+
+/// A Result of `T` filled in place by `call(T &storage, mbr_error *detail)`, which
+/// returns the C status: the one shape of every wrapper whose value is a view or a
+/// struct the C call writes (a call without an mbr_error ignores `detail`).
+template <class T, class Call>
+Result<T> filled(Call &&call) noexcept {
+    auto result = result_access::uninitialized<T>();
+    c_error e;
+    std::uint32_t s = call(result_access::slot(result), &e.raw);
+    if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) result_access::fail(result, s, e.raw);
+    return result;
+}
 
 template <class T>
 Result<T> make(std::uint32_t status, T &&value) noexcept {
@@ -934,11 +940,9 @@ class Identity {
     explicit Identity(detail::uninitialized_t) noexcept {}
     /// Parse an identity JSON text (any strict-JSON spelling).
     static Result<Identity> parse(Bytes json MBR_LIFETIMEBOUND) noexcept {
-        auto result = detail::result_access::uninitialized<Identity>();
-        detail::c_error e;
-        std::uint32_t s = mbr_identity_parse(json.data(), json.size(), &detail::result_access::slot(result).raw_, &e.raw);
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
-        return result;
+        return detail::filled<Identity>([&](Identity &out, mbr_error *e) {
+            return mbr_identity_parse(json.data(), json.size(), &out.raw_, e);
+        });
     }
     /// Parsing a string or vector returned by value: the identity would point into it
     /// after it is gone. Keep the text in a variable.
@@ -949,11 +953,7 @@ class Identity {
     /// outlive it; OwnedIdentity::build copies them).
     static Result<Identity> build(const IdentityValues &v) noexcept {
         mbr_identity_values c = values_of(v);
-        auto result = detail::result_access::uninitialized<Identity>();
-        detail::c_error e;
-        std::uint32_t s = mbr_identity_build(&c, &detail::result_access::slot(result).raw_, &e.raw);
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
-        return result;
+        return detail::filled<Identity>([&](Identity &out, mbr_error *e) { return mbr_identity_build(&c, &out.raw_, e); });
     }
     /// Wrap an mbr_identity filled by a C call (e.g. mbr_frame.identity).
     static Identity from_c(const mbr_identity &raw) noexcept {
@@ -964,12 +964,9 @@ class Identity {
 
     /// The same identity with another payload_hash, which it borrows.
     Result<Identity> with_payload_hash(std::string_view hash MBR_LIFETIMEBOUND) const noexcept {
-        auto result = detail::result_access::uninitialized<Identity>();
-        detail::c_error e;
-        std::uint32_t s = mbr_identity_with_payload_hash(&raw_, hash.data(), hash.size(),
-                                                         &detail::result_access::slot(result).raw_, &e.raw);
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
-        return result;
+        return detail::filled<Identity>([&](Identity &out, mbr_error *e) {
+            return mbr_identity_with_payload_hash(&raw_, hash.data(), hash.size(), &out.raw_, e);
+        });
     }
     /// A hash in a string returned by value would be gone before the identity is used.
     template <class S, detail::if_owning_rvalue<S> = 0>
@@ -1022,10 +1019,8 @@ class Identity {
     }
     /// layer_range, head_range or token_span.
     Result<mbr_range> range(Field field) const noexcept {
-        auto result = detail::result_access::uninitialized<mbr_range>();
-        std::uint32_t s = mbr_identity_range(&raw_, to_c(field), &detail::result_access::slot(result));
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s);
-        return result;
+        return detail::filled<mbr_range>(
+            [&](mbr_range &out, mbr_error *) { return mbr_identity_range(&raw_, to_c(field), &out); });
     }
     Result<Dtype> dtype() const noexcept {
         std::uint32_t d = 0;
@@ -1033,11 +1028,9 @@ class Identity {
         return detail::make(s, static_cast<Dtype>(d));
     }
     Result<Shape> shape() const noexcept {
-        auto result = detail::result_access::uninitialized<Shape>();
-        Shape &shape = detail::result_access::slot(result);
-        std::uint32_t s = mbr_identity_shape(&raw_, shape.dims.data(), shape.dims.size(), &shape.count);
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s);
-        return result;
+        return detail::filled<Shape>([&](Shape &out, mbr_error *) {
+            return mbr_identity_shape(&raw_, out.dims.data(), out.dims.size(), &out.count);
+        });
     }
     /// Bytes of the tensor shape x dtype describes (a helper, not a reader rule).
     Result<std::uint64_t> tensor_bytes() const noexcept {
@@ -1209,12 +1202,9 @@ class FrameView {
     /// Storage for a C call to fill (used by Result; the value is not valid until filled).
     explicit FrameView(detail::uninitialized_t) noexcept {}
     static Result<FrameView> parse(Bytes buf MBR_LIFETIMEBOUND, const ReadOptions &options = ReadOptions()) noexcept {
-        auto result = detail::result_access::uninitialized<FrameView>();
-        detail::c_error e;
-        std::uint32_t s = mbr_frame_parse(buf.data(), buf.size(), options.c_options(),
-                                          &detail::result_access::slot(result).raw_, &e.raw);
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
-        return result;
+        return detail::filled<FrameView>([&](FrameView &out, mbr_error *e) {
+            return mbr_frame_parse(buf.data(), buf.size(), options.c_options(), &out.raw_, e);
+        });
     }
     /// Parsing a vector or string returned by value: the view would point into it after
     /// it is gone. Keep the buffer in a variable.
@@ -1578,11 +1568,9 @@ class Envelope {
     explicit Envelope(detail::uninitialized_t) noexcept {}
     /// Parse an envelope JSON text.
     static Result<Envelope> parse(Bytes json MBR_LIFETIMEBOUND) noexcept {
-        auto result = detail::result_access::uninitialized<Envelope>();
-        detail::c_error e;
-        std::uint32_t s = mbr_envelope_parse(json.data(), json.size(), &detail::result_access::slot(result).raw_, &e.raw);
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
-        return result;
+        return detail::filled<Envelope>([&](Envelope &out, mbr_error *e) {
+            return mbr_envelope_parse(json.data(), json.size(), &out.raw_, e);
+        });
     }
     /// Parsing a string returned by value: the envelope would point into it after it is
     /// gone. Keep the text in a variable.
@@ -1604,11 +1592,7 @@ class Envelope {
         c.hlc = v.hlc;
         c.derive_fingerprint_compat = v.derive_fingerprint_compat;
         c.fingerprint_compat = detail::c_str(v.fingerprint_compat);
-        auto result = detail::result_access::uninitialized<Envelope>();
-        detail::c_error e;
-        std::uint32_t s = mbr_envelope_build(&c, &detail::result_access::slot(result).raw_, &e.raw);
-        if (MEMBRANE_FRAME_HPP_UNLIKELY(s != MBR_OK)) detail::result_access::fail(result, s, e.raw);
-        return result;
+        return detail::filled<Envelope>([&](Envelope &out, mbr_error *e) { return mbr_envelope_build(&c, &out.raw_, e); });
     }
 
     /// Every field but the strings, and the identity.
