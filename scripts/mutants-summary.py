@@ -6,11 +6,11 @@
 Each SOURCE is a `mutants.out` folder (or one holding it) of `scripts/mutants.sh`, or a
 record file (`.tsv`, below); a mutant judged in several is counted with its last
 verdict (so give the record first, then the nextest pass and the `cargo test`
-re-judging after it, and earlier sessions before later ones).
+re-judging after it, and earlier runs before later ones).
 
 --write-record RECORD writes every verdict (of the current tree, with --list) to
 RECORD, one `verdict<TAB>hung<TAB>name` line a mutant: docs/mutants-record.tsv is
-committed, so a whole-core run that takes longer than a session goes on from it on a
+committed, so a whole-core run too long for one sitting goes on from it on a
 new machine (scripts/mutants.sh seeds `--iterate` with it). "hung" counts the caught mutants whose failing test was ended by its nextest
 time limit (.config/nextest.toml): a loop the mutant made endless.
 

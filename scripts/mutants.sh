@@ -53,7 +53,7 @@ two_passes() {
             cp -r "$out/mutants.out" "$out/history/$(date -u +%Y%m%dT%H%M%S)"
         fi
         # The committed record's caught and unviable mutants are skipped too, so the
-        # run goes on where an earlier session (on another machine) stopped.
+        # run goes on where an earlier run (on another machine) stopped.
         if [ -f "$record" ]; then
             mkdir -p "$out/mutants.out"
             { cat "$out/mutants.out/previously_caught.txt" 2>/dev/null

@@ -9,7 +9,7 @@
 //
 // x86-64 with SHA-NI only. Cycles come from a chain of 1-cycle register adds timed by
 // the same clock (rdtsc), so a turbo clock above the TSC rate is accounted for. (Not
-// `add $1`: the Intel Xeon of session 17 folds chains of immediate adds at rename,
+// `add $1`: an Intel Xeon with AVX-512 folds chains of immediate adds at rename,
 // about five a cycle, which made this harness's cycles five times too short there.) The best of 5
 // rounds counts: the machine is shared.
 #include <stdio.h>
@@ -67,8 +67,8 @@ int main(void) {
            block / cycle);
     printf("one stream, latency-bound: %.1f cycles a block\n", stream);
     printf("ceiling of an interleaved kernel over single-stream code: %.2fx\n", stream / (block / cycle));
-    // Where the other instructions run on other pipes (AMD Zen 1, the Intel Xeon of
-    // session 17), the block's sum above is no bound: the 32 rounds alone are the floor.
+    // Where the other instructions run on other pipes (AMD Zen 1, an Intel Xeon
+    // with AVX-512), the block's sum above is no bound: the 32 rounds alone are the floor.
     printf("the 32 rounds alone: %.1f cycles a block, a ceiling of %.2fx where nothing else competes\n",
            32 * rnds / cycle, stream / (32 * rnds / cycle));
     return 0;

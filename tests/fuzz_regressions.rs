@@ -32,7 +32,7 @@ fn identity_checks_precede_length_checks_only_at_the_identity_level() {
     }
 }
 
-/// Found by the `stream` target once it chose the identity buffer's size (session 2):
+/// Found by the `stream` target once it chose the identity buffer's size:
 /// at the layout level the streaming verifier does not need the identity, so a buffer
 /// too small to keep it is fine — but `StreamedFrame::frame_len` then computed the
 /// length from the identity it had kept (none: 0 bytes) instead of the header's

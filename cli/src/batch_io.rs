@@ -37,7 +37,7 @@ const WIDE: usize = Kernel::Avx512X16.width();
 /// cache that reading makes (a third of a worker's time with sixteen AVX-512 lanes);
 /// larger windows map faster still, but what is mapped counts as resident, so the
 /// window stays small. 2 GiB of 16 MiB frames, `-j 2`, Intel Xeon, warm cache
-/// (docs/performance.md, session 18): read 0.47 s; windows of 1 MiB 0.41 s, 2 MiB
+/// (docs/performance.md, the `verify` section): read 0.47 s; windows of 1 MiB 0.41 s, 2 MiB
 /// 0.395 s, 16 MiB 0.38 s, with peak RSS 7, 38, 71 and 529 MiB.
 const WINDOW: u64 = 1 << 20;
 

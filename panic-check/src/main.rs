@@ -9,9 +9,9 @@
 //! overflow check, core's float parser, …) is a call to that missing symbol and the
 //! link fails. A successful build is the proof; running it is a smoke test.
 //!
-//! Scope: exactly the functions called below (see docs/reliability.md); since issue 13
-//! also the streamed batch verifier and the batch hasher (`stream_batch`), and since
-//! session 17 both sixteen lanes wide (the AVX-512 kernel on CPUs that pick it).
+//! Scope: exactly the functions called below (see docs/reliability.md), the streamed
+//! batch verifier and the batch hasher (`stream_batch`) among them, both also sixteen
+//! lanes wide (the AVX-512 kernel on CPUs that pick it).
 #![no_std]
 #![no_main]
 

@@ -1,10 +1,10 @@
 //! Skipping JSON whitespace (space, tab, LF, CR).
 //!
-//! A byte loop. Session 8 ended runs shorter than eight bytes with one word's
-//! arithmetic (SWAR) instead; on this AMD EPYC machine that was slower: the word's
-//! compare, mask and bit count lie on the position's dependency chain, where a
-//! predicted byte loop costs a cycle a byte (pretty identity 380-400 ns against
-//! 318-326, docs/performance.md, session 9). Eight or sixteen bytes a step with SSE2 lost
+//! A byte loop. Ending runs shorter than eight bytes with one word's arithmetic (SWAR)
+//! instead was slower on an AMD EPYC machine: the word's compare, mask and bit count
+//! lie on the position's dependency chain, where a predicted byte loop costs a cycle a
+//! byte (pretty identity 380-400 ns against 318-326, docs/performance.md, the strict
+//! JSON reader). Eight or sixteen bytes a step with SSE2 lost
 //! the same way.
 
 /// Whether `byte` is JSON whitespace. Every token byte is above 0x20, so one compare
