@@ -115,13 +115,21 @@ if [ -f c-examples/Makefile ]; then
 else
     loud "c-examples/Makefile is missing: the C ABI was not exercised"
 fi
-# The no_std C library for a Cortex-M4F, run under QEMU over the frame vectors.
+# A real engine: the pinned llama.cpp built once per machine (cached), two tiny models
+# made here, its KV state saved and restored through frames.
+if command -v cmake >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1; then
+    step "llama.cpp integration: save/restore through v5 frames in a real llama.cpp (integrations/llama.cpp/check.sh)" \
+        bash integrations/llama.cpp/check.sh
+else
+    loud "cmake or a C++ compiler is missing: the llama.cpp integration was not built or tested" "apt-get install cmake g++"
+fi
 if python3 -m venv --help >/dev/null 2>&1; then
     step "python: pip install ./python (PyO3 + maturin) and pytest python/tests" bash scripts/python-check.sh
 else
     loud "python3 has no venv module: the Python package was not built or tested" "apt-get install python3-venv"
 fi
 
+# The no_std C library for a Cortex-M4F, run under QEMU over the frame vectors.
 if command -v arm-none-eabi-gcc >/dev/null 2>&1 && command -v qemu-system-arm >/dev/null 2>&1; then
     step "bare metal: thumbv7em-none-eabihf library under qemu-system-arm (make -C c-examples baremetal-check)" \
         make -C c-examples baremetal-check

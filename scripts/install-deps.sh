@@ -2,7 +2,8 @@
 # Install what the test command (scripts/check.sh) needs beyond a Rust toolchain, a C
 # compiler and Python 3 — the same on a fresh machine, a developer's and CI:
 #   Debian packages   cmake pkg-config valgrind clang (C/C++ checks), gcc-arm-none-eabi
-#                     libnewlib-arm-none-eabi qemu-system-arm (bare-metal check)
+#                     libnewlib-arm-none-eabi qemu-system-arm (bare-metal check),
+#                     ninja-build (the llama.cpp build of integrations/llama.cpp)
 #   Python packages   protobuf, grpcio-tools (tests/proto_interop.rs), pinned
 #   rustup            the thumbv7em-none-eabihf target; nightly with miri and rust-src
 #   cargo install     cargo-fuzz, cargo-mutants (pinned)
@@ -23,6 +24,7 @@ need_tool pkg-config pkg-config
 need_tool valgrind valgrind
 need_tool arm-none-eabi-gcc gcc-arm-none-eabi
 need_tool qemu-system-arm qemu-system-arm
+need_tool ninja ninja-build
 # Debian's python3 needs python3-venv for the Python package's test venv.
 python3 -m venv --help >/dev/null 2>&1 || apt_missing+=(python3-venv)
 # GNU time (peak RSS in the CLI's memory tests); `command -v time` finds the shell keyword.
@@ -43,7 +45,7 @@ if [ ${#apt_missing[@]} -gt 0 ]; then
         say "could not install ${apt_missing[*]} (apt-get install ${apt_missing[*]})"
     fi
 else
-    say "Debian packages present (cmake, clang, pkg-config, valgrind, gcc-arm-none-eabi, newlib, qemu-system-arm)"
+    say "Debian packages present (cmake, clang, pkg-config, valgrind, gcc-arm-none-eabi, newlib, qemu-system-arm, ninja)"
 fi
 
 # ---- Python packages (pinned) ----
