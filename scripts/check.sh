@@ -10,26 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
-passed=0
-failed=0
-failures=()
+. scripts/lib/steps.sh
 notices=()
-
-step() {
-    local name=$1
-    shift
-    echo
-    echo "=================== $name"
-    local start=$SECONDS
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "------------------- ok: $name ($((SECONDS - start)) s)"
-    else
-        failed=$((failed + 1))
-        failures+=("$name")
-        echo "------------------- FAILED: $name ($((SECONDS - start)) s)"
-    fi
-}
 
 # loud WHAT [HOW]: a step that could not run, and the command that makes it run.
 loud() {
@@ -122,6 +104,14 @@ if command -v cmake >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1; then
         bash integrations/llama.cpp/check.sh
 else
     loud "cmake or a C++ compiler is missing: the llama.cpp integration was not built or tested" "apt-get install cmake g++"
+fi
+# Other CPUs under QEMU user mode: aarch64, big-endian s390x, 32-bit armv7.
+if command -v qemu-aarch64 >/dev/null 2>&1; then
+    step "cross: core and C ABI tests on aarch64, s390x, armv7 under QEMU; C vector tests on aarch64 (scripts/cross-check.sh)" \
+        bash scripts/cross-check.sh
+else
+    loud "qemu-user is missing: nothing was tested on aarch64, s390x or armv7" \
+        "apt-get install qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-s390x-linux-gnu gcc-arm-linux-gnueabihf"
 fi
 if python3 -m venv --help >/dev/null 2>&1; then
     step "python: pip install ./python (PyO3 + maturin) and pytest python/tests" bash scripts/python-check.sh

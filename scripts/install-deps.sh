@@ -3,9 +3,12 @@
 # compiler and Python 3 — the same on a fresh machine, a developer's and CI:
 #   Debian packages   cmake pkg-config valgrind clang (C/C++ checks), gcc-arm-none-eabi
 #                     libnewlib-arm-none-eabi qemu-system-arm (bare-metal check),
-#                     ninja-build (the llama.cpp build of integrations/llama.cpp)
+#                     ninja-build (the llama.cpp build of integrations/llama.cpp),
+#                     qemu-user and the aarch64, s390x and armhf cross gcc and libc
+#                     (scripts/cross-check.sh)
 #   Python packages   protobuf, grpcio-tools (tests/proto_interop.rs), pinned
-#   rustup            the thumbv7em-none-eabihf target; nightly with miri and rust-src
+#   rustup            the thumbv7em-none-eabihf, aarch64, s390x and armv7 Linux targets;
+#                     nightly with miri and rust-src
 #   cargo install     cargo-fuzz, cargo-mutants (pinned)
 # Idempotent: each piece is checked first and installed only when missing. Nothing
 # here fails the run: whatever cannot be installed is reported, and check.sh then says
@@ -25,6 +28,13 @@ need_tool valgrind valgrind
 need_tool arm-none-eabi-gcc gcc-arm-none-eabi
 need_tool qemu-system-arm qemu-system-arm
 need_tool ninja ninja-build
+# Other CPUs under QEMU user mode: the emulators, the cross compilers, their C libraries.
+need_tool qemu-aarch64 qemu-user
+for gnu in aarch64-linux-gnu:arm64 s390x-linux-gnu:s390x arm-linux-gnueabihf:armhf; do
+    need_tool "${gnu%%:*}-gcc" "gcc-${gnu%%:*}"
+    [ -f "/usr/${gnu%%:*}/include/stdio.h" ] || apt_missing+=("libc6-dev-${gnu##*:}-cross")
+done
+need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu
 # Debian's python3 needs python3-venv for the Python package's test venv.
 python3 -m venv --help >/dev/null 2>&1 || apt_missing+=(python3-venv)
 # GNU time (peak RSS in the CLI's memory tests); `command -v time` finds the shell keyword.
@@ -45,7 +55,7 @@ if [ ${#apt_missing[@]} -gt 0 ]; then
         say "could not install ${apt_missing[*]} (apt-get install ${apt_missing[*]})"
     fi
 else
-    say "Debian packages present (cmake, clang, pkg-config, valgrind, gcc-arm-none-eabi, newlib, qemu-system-arm, ninja)"
+    say "Debian packages present (cmake, clang, pkg-config, valgrind, gcc-arm-none-eabi, newlib, qemu-system-arm, ninja, qemu-user, cross gcc)"
 fi
 
 # ---- Python packages (pinned) ----
@@ -57,11 +67,13 @@ else
         say "could not install protobuf/grpcio-tools (python3 -m pip install protobuf==7.36.2 grpcio-tools==1.85.1)"
 fi
 
-# ---- rustup: the bare-metal target, nightly Miri ----
+# ---- rustup: the bare-metal and cross targets, nightly Miri ----
 if command -v rustup >/dev/null 2>&1; then
-    rustup target list --installed 2>/dev/null | grep -qx thumbv7em-none-eabihf ||
-        rustup target add thumbv7em-none-eabihf >/dev/null 2>&1 ||
-        say "could not add thumbv7em-none-eabihf (rustup target add thumbv7em-none-eabihf)"
+    for target in thumbv7em-none-eabihf aarch64-unknown-linux-gnu s390x-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do
+        rustup target list --installed 2>/dev/null | grep -qx "$target" ||
+            rustup target add "$target" >/dev/null 2>&1 ||
+            say "could not add $target (rustup target add $target)"
+    done
     if rustup toolchain list | grep -q '^nightly'; then
         if ! cargo +nightly miri --version >/dev/null 2>&1; then
             say "adding Miri to nightly"

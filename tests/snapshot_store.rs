@@ -123,8 +123,22 @@ fn snapshot_writer_child() {
     panic!("the save did not reach {step:?}");
 }
 
+/// This test binary again, as a child in `mode`. Under an emulator (QEMU user mode, which
+/// the kernel does not know to start a foreign binary with) the child is started through
+/// the same emulator: `MEMBRANE_TEST_RUNNER`, the runner command scripts/cross-check.sh
+/// gives cargo.
 fn child(dir: &Path, mode: &str) -> Command {
-    let mut command = Command::new(std::env::current_exe().unwrap());
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("MEMBRANE_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut command = match words.next() {
+        Some(emulator) => {
+            let mut command = Command::new(emulator);
+            command.args(words).arg(exe);
+            command
+        }
+        None => Command::new(exe),
+    };
     command
         .args(["snapshot_writer_child", "--exact", "--nocapture", "--test-threads=1", "--quiet"])
         .env(CHILD_DIR, dir)

@@ -40,6 +40,10 @@ const WIDE: usize = Kernel::Avx512X16.width();
 /// (docs/performance.md, the `verify` section): read 0.47 s; windows of 1 MiB 0.41 s, 2 MiB
 /// 0.395 s, 16 MiB 0.38 s, with peak RSS 7, 38, 71 and 529 MiB.
 const WINDOW: u64 = 1 << 20;
+// A lane maps its windows at multiples of WINDOW, and mmap takes offsets in whole pages:
+// so WINDOW is a multiple of every page size Linux uses (4 KiB; 16 and 64 KiB on
+// aarch64, 64 KiB on ppc64).
+const _: () = assert!(WINDOW.is_multiple_of(64 << 10));
 
 /// Files smaller than this are read, not mapped. A map costs a system call, page faults
 /// and an unmap that takes the process's memory-map lock and stops the other workers'

@@ -25,21 +25,8 @@ trap 'rm -rf "$work"' EXIT
 bench=0
 [ "${1:-}" = --bench ] && bench=1
 
-passed=0
-failed=0
-stage() { # stage NAME COMMAND...: one counted step
-    local name=$1 start=$SECONDS
-    shift
-    echo "--- llama: $name"
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "--- ok: $name ($((SECONDS - start)) s)"
-    else
-        failed=$((failed + 1))
-        echo "--- FAILED: $name ($((SECONDS - start)) s)"
-        return 1
-    fi
-}
+STEP_PREFIX="llama: "
+. "$root/scripts/lib/steps.sh"
 finish() {
     echo "llama: $passed passed, $failed failed"
     [ "$failed" -eq 0 ] && exit 0 || exit 1
@@ -164,12 +151,13 @@ run_bench() {
     MEMBRANE_LLAMA_REVISION_CACHE="$work/revisions" "$work/build/bench_membrane_llama" "$work/model-1.gguf" "$work"
 }
 
-stage "fetch llama-cpp-python==$sdist_version (llama.cpp $llama_commit)" fetch || finish
-stage "build and install libllama (CPU, Release)" build_llama || finish
-stage "make two tiny same-shaped models (seeds 1 and 2)" make_models || finish
-stage "build the integration (library, tool, tests, benchmark)" build_integration || finish
-echo "--- llama: tests"
-run_tests && echo "--- ok: tests" || echo "--- FAILED: tests"
-stage "membrane-llama tool: identity, save, check, restore; refusals exit 1" run_tool
-[ "$bench" = 1 ] && stage "benchmark" run_bench
+step "fetch llama-cpp-python==$sdist_version (llama.cpp $llama_commit)" fetch || finish
+step "build and install libllama (CPU, Release)" build_llama || finish
+step "make two tiny same-shaped models (seeds 1 and 2)" make_models || finish
+step "build the integration (library, tool, tests, benchmark)" build_integration || finish
+echo
+echo "=================== llama: tests (each case counts)"
+run_tests && echo "------------------- ok: llama: tests" || echo "------------------- FAILED: llama: tests"
+step "membrane-llama tool: identity, save, check, restore; refusals exit 1" run_tool
+[ "$bench" = 1 ] && step "benchmark" run_bench
 finish
