@@ -78,6 +78,14 @@ impl Drop for Window {
     }
 }
 
+/// The pages a fault at `address` loses of a window ending at `end`: from the faulting
+/// page to the window's last page, whole pages of `page` bytes (the system's: 4 KiB on
+/// x86-64, 4, 16 or 64 KiB on aarch64), which the handler maps zeros over.
+#[cfg(target_os = "linux")]
+fn lost_pages(address: usize, end: usize, page: usize) -> std::ops::Range<usize> {
+    (address & !(page - 1))..((end + page - 1) & !(page - 1))
+}
+
 /// The table of this thread's windows and the SIGBUS handler that reads it.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
@@ -182,8 +190,8 @@ mod guard {
             else {
                 return false;
             };
-            let from = address & !(page - 1);
-            let to = (slot.end.load(Ordering::Relaxed) + page - 1) & !(page - 1);
+            let lost = super::lost_pages(address, slot.end.load(Ordering::Relaxed), *page);
+            let (from, to) = (lost.start, lost.end);
             // SAFETY: [from, to) lies inside this window's map (which the kernel sized
             // in whole pages), which the `Window` owns and unmaps only after leaving the
             // table; replacing those pages with private zero pages changes what its
@@ -278,6 +286,23 @@ mod tests {
         // The other window on this thread is untouched.
         assert!(!other.lost());
         assert_eq!(other.bytes()[page - 1], ((page - 1) % 251) as u8 + 1);
+    }
+
+    /// The handler's page arithmetic at the page sizes Linux uses: from the faulting page
+    /// to the end of the window's last page, whole pages.
+    #[test]
+    fn a_fault_loses_whole_pages_to_the_end_of_the_window_at_any_page_size() {
+        for page in [4096, 16 << 10, 64 << 10] {
+            let start = 0x7f00_0000_0000 / page * page;
+            // A window of 3 pages and 5 bytes; a fault 10 bytes into its second page.
+            let end = start + 3 * page + 5;
+            let lost = lost_pages(start + page + 10, end, page);
+            assert_eq!(lost, start + page..start + 4 * page, "page {page}");
+            // A fault in its last, partial page loses that page alone.
+            assert_eq!(lost_pages(end - 1, end, page), start + 3 * page..start + 4 * page, "page {page}");
+        }
+        // The host's page size, as the handler reads it.
+        assert!(page().is_power_of_two() && page() >= 4096);
     }
 
     /// A truncation that ends inside the window's last page removes no page, so no read
