@@ -7,6 +7,7 @@
 
 #include "file_io.hpp"
 #include "membrane_llama.hpp"
+#include "model_identity.hpp"
 
 namespace membrane {
 namespace llama {
@@ -124,6 +125,16 @@ Status RevisionCache::revision(const std::string &model_path, std::string &out, 
         // A cache that cannot be written costs a re-read next time, nothing else.
     }
     return Status();
+}
+
+IdentityValues model_values(const ModelIdentity &model) {
+    IdentityValues v;
+    v.model_id = model.model_id;
+    v.model_revision = model.model_revision;
+    v.tokenizer_name = model.tokenizer_name;
+    v.tokenizer_revision = model.tokenizer_revision;
+    v.head_range = mbr_range{-1, -1};
+    return v;
 }
 
 Status describe_model(const llama_model *model, const std::string &model_path, ModelIdentity &out,

@@ -6,10 +6,14 @@
 
 namespace membrane {
 namespace llama {
+namespace {
 
+/// The hardware's thread count when `threads` is 0, else `threads`.
 unsigned thread_count(unsigned threads) {
     return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
+
+} // namespace
 
 void for_each_run(const std::vector<std::uint64_t> &sizes, unsigned threads,
                   const std::function<void(std::size_t from, std::size_t to)> &work) {

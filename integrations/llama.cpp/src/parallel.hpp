@@ -14,9 +14,6 @@ namespace llama {
 /// it saves (bench_membrane_llama at 300 tokens, 0.3 MiB: 2 threads were slower).
 constexpr std::uint64_t kParallelMinBytes = 1u << 20;
 
-/// The hardware's thread count when `threads` is 0, else `threads`.
-unsigned thread_count(unsigned threads);
-
 /// Call `work(from, to)` on contiguous runs of items [0, sizes.size()) of about equal
 /// total size, on up to `threads` threads (0: one per core); returns when all are done.
 void for_each_run(const std::vector<std::uint64_t> &sizes, unsigned threads,

@@ -4,6 +4,7 @@
 
 #include "file_io.hpp"
 #include "membrane_llama.hpp"
+#include "model_identity.hpp"
 #include "parallel.hpp"
 #include "seq_state.hpp"
 
@@ -18,16 +19,6 @@ struct PlannedFrame {
     Digest digest;
     std::uint64_t payload_len;
 };
-
-IdentityValues model_values(const ModelIdentity &model) {
-    IdentityValues v;
-    v.model_id = model.model_id;
-    v.model_revision = model.model_revision;
-    v.tokenizer_name = model.tokenizer_name;
-    v.tokenizer_revision = model.tokenizer_revision;
-    v.head_range = mbr_range{-1, -1};
-    return v;
-}
 
 Status plan_frame(IdentityValues values, std::vector<Bytes> parts, const Digest &digest,
                   std::vector<PlannedFrame> &frames) {
