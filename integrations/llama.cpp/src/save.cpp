@@ -155,19 +155,21 @@ Status encode_sequence(llama_context *ctx, llama_seq_id seq, const ModelIdentity
     std::vector<PlannedFrame> frames;
     Saved result;
     if (Status s = plan_sequence(ctx, seq, model, options, blob, frames, result); !s) return s;
+    // Head, payload pieces, trailer (SPEC §1.4): the trailer is the digest the
+    // payload_hash came from, so no payload is hashed a second time.
     std::vector<std::uint8_t> bytes;
-    auto sink = [&](const std::uint8_t *data, std::size_t len) {
-        bytes.insert(bytes.end(), data, data + len);
-        return 0;
-    };
     for (const PlannedFrame &frame : frames) {
-        ChunkedWriter writer;
         WriteOptions write = WriteOptions().align(options.align).base(bytes.size());
-        membrane::Status st = writer.begin(frame.identity.identity(), frame.payload_len, sink, write);
-        for (std::size_t i = 0; st && i < frame.parts.size(); i++) st = writer.write(frame.parts[i]);
-        if (!st) return Status::frame(st.error(), "encoding");
-        Result<mbr_chunked_outcome> done = writer.finish();
-        if (!done) return Status::frame(done.error(), "encoding");
+        Result<mbr_frame_layout> layout = plan(frame.identity.identity(), frame.payload_len, write);
+        if (!layout) return Status::frame(layout.error(), "encoding");
+        std::size_t at = bytes.size();
+        bytes.resize(at + layout->head_len);
+        Result<std::size_t> head = write_head(frame.identity.identity(), frame.payload_len,
+                                              MutableBytes(bytes.data() + at, layout->head_len), write);
+        if (!head) return Status::frame(head.error(), "encoding");
+        for (Bytes part : frame.parts) bytes.insert(bytes.end(), part.begin(), part.end());
+        Bytes trailer = frame.digest.trailer_bytes();
+        bytes.insert(bytes.end(), trailer.begin(), trailer.end());
     }
     result.bytes = bytes.size();
     result.frames = static_cast<std::uint32_t>(frames.size());
