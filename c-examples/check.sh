@@ -273,29 +273,18 @@ cross_lib() {
     (cd "$ROOT" && env "CARGO_TARGET_${upper}_LINKER=$CROSS_CC" CARGO_TARGET_DIR="$TARGET_DIR" \
         cargo build --release -p membrane-frame-ffi --target "$CROSS_TARGET")
 }
+# The Makefile's own static builds (same programs, flags and --wrap options), with the
+# cross compilers and the cross library, into their own folder.
 cross_programs() {
-    lib=$TARGET_DIR/$CROSS_TARGET/release/libmembrane_frame.a
-    mkdir -p "$BUILD/cross-$CROSS_TARGET"
-    for p in emit_frame validate_mmap stream_verify odirect_read test_vectors test_envelopes test_metadata test_null_args; do
-        "$CROSS_CC" -std=c99 $WARN -O2 -I"$ROOT/include" "$p.c" "$lib" -lpthread -ldl -lm -lrt -lutil \
-            -o "$BUILD/cross-$CROSS_TARGET/$p" || return 1
-    done
-    for p in kv_engine test_aligned test_cpp; do
-        wraps=""
-        [ "$p" = test_cpp ] && for f in mbr_status_name mbr_status_str mbr_status_class mbr_class_name mbr_field_name; do
-            wraps="$wraps -Wl,--wrap=$f"
-        done
-        # shellcheck disable=SC2086
-        "$CROSS_CXX" -std=c++17 $WARN -O2 -I"$ROOT/include" "$p.cpp" "$lib" -lpthread -ldl -lm -lrt -lutil $wraps \
-            -o "$BUILD/cross-$CROSS_TARGET/$p" || return 1
-    done
+    "$MAKE" --no-print-directory -j 2 static BUILD="$BUILD/cross-$CROSS_TARGET" CC="$CROSS_CC" CXX="$CROSS_CXX" \
+        STATIC_LIB="$TARGET_DIR/$CROSS_TARGET/release/libmembrane_frame.a"
 }
 if [ -n "${CROSS_TARGET:-}" ]; then
     : "${CROSS_CC:?}" "${CROSS_CXX:?}" "${RUNNER:?}"
     step "cross $CROSS_TARGET: libmembrane_frame.a (cargo build --release --target $CROSS_TARGET)" cross_lib
     step "cross $CROSS_TARGET: every program, $CROSS_CC and $CROSS_CXX" cross_programs
     # shellcheck disable=SC2086
-    run_programs "cross-$CROSS_TARGET" "$BUILD/cross-$CROSS_TARGET" $RUNNER
+    run_programs "cross-$CROSS_TARGET" "$BUILD/cross-$CROSS_TARGET/static" $RUNNER
     echo "c-examples cross $CROSS_TARGET: $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     exit
