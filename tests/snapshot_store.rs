@@ -3,12 +3,13 @@
 //!
 //! The crash tests re-run this test binary as a child writer (`snapshot_writer_child`,
 //! selected by an environment variable) and kill it — at random moments while it saves
-//! in a loop, or by `abort()` right after each step of a save — then check that the
+//! in a loop, or by its own SIGKILL right after each step of a save — then check that the
 //! snapshot file is always the complete old or the complete new one.
 
 use membrane_frame::snapshot::{Member, SaveStep, Snapshot, SnapshotStore};
 use membrane_frame::ErrorCode;
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -116,11 +117,21 @@ fn snapshot_writer_child() {
     let snapshot = Snapshot::parse(&text).unwrap();
     let _ = store.save_observed(NODE, &snapshot, |done| {
         if done == step {
-            std::process::abort();
+            die_now();
         }
         Ok(())
     });
     panic!("the save did not reach {step:?}");
+}
+
+/// A crash: the process ends at once, running no destructor or handler. SIGKILL rather
+/// than `abort()`: under QEMU user mode a guest's SIGABRT goes through QEMU's own signal
+/// emulation and core dump, which can hang; a guest's kill(SIGKILL) is the host kernel's.
+fn die_now() -> ! {
+    // SAFETY: kill(2) with this process's own id and a constant signal number; it touches
+    // no memory of ours.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    unreachable!("SIGKILL did not end the process");
 }
 
 /// This test binary again, as a child in `mode`. Under an emulator (QEMU user mode, which
@@ -205,11 +216,15 @@ fn killing_the_writer_at_random_moments_leaves_the_old_or_the_new_file() {
 #[test]
 fn a_crash_right_after_each_step_leaves_the_old_or_the_new_file() {
     for step in SaveStep::ALL {
-        let dir = test_dir(&format!("abort-{step:?}"));
+        let dir = test_dir(&format!("crash-{step:?}"));
         let store = SnapshotStore::new(&dir);
         save_generation(&store, 41);
         let status = child(&dir, &format!("{step:?}")).status().unwrap();
-        assert!(!status.success(), "{step:?}: the child was expected to abort");
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGKILL),
+            "{step:?}: the child was expected to die by its own SIGKILL, not {status}"
+        );
         let renamed = matches!(step, SaveStep::Renamed | SaveStep::DirectorySynced);
         assert_eq!(complete_generation(&store), if renamed { 42 } else { 41 }, "{step:?}");
         // A crash before the rename leaves its temp file (it cannot clean up); after it, none.
