@@ -50,10 +50,12 @@ while IFS=: read -r target qemu gnu; do
         continue
     fi
     upper=$(echo "$target" | tr 'a-z-' 'A-Z_')
-    # A hung emulator ends as a failure of its test binary, not as a stalled CI run.
-    runner="timeout --kill-after=10 900 qemu-$qemu -L /usr/$gnu"
+    runner="qemu-$qemu -L /usr/$gnu"
     export "CARGO_TARGET_${upper}_LINKER=$gnu-gcc"
-    export "CARGO_TARGET_${upper}_RUNNER=$runner"
+    # A hung emulator ends as a failure of its test binary, not as a stalled CI run.
+    export "CARGO_TARGET_${upper}_RUNNER=timeout --kill-after=10 900 $runner"
+    # The crash tests' child writers run under QEMU alone: the test kills the process it
+    # started, and killing a `timeout` in between would leave its QEMU writing on.
     export MEMBRANE_TEST_RUNNER=$runner MEMBRANE_CRASH_ITERATIONS=60
     step "$target: core tests (unit, vectors, properties, hostile inputs, no-alloc proofs)" \
         cargo test --profile cross --quiet --target "$target" -p membrane-frame --lib --tests --no-fail-fast
