@@ -2,7 +2,7 @@
 # Bulk verification benchmark for `membrane-frame verify` (the CLI), in one run beside
 # its baselines over the same bytes:
 #   (a) raw single-core sha2 (cli/examples/sha2_baseline.rs): the files read through a
-#       128 KiB buffer and hashed ("sha2-read", the baseline of issue 13), and the same bytes hashed from memory
+#       128 KiB buffer and hashed ("sha2-read", the baseline the target is set against), and the same bytes hashed from memory
 #       ("sha2-memory", the pure hashing speed of one core);
 #   (b) sha256sum over the same files;
 #   (c) a plain Python loop doing the same trailer-level checks (scripts/verify_baseline.py);
@@ -114,7 +114,7 @@ row "membrane-frame verify -j $CORES" "$t_all"
 row "membrane-frame verify -j $CORES --io read" "$t_read"
 row "membrane-frame verify -j $CORES --io mmap (one-shot reader)" "$t_mmap"
 echo
-echo "verify -j $CORES vs single-core sha2: $(ratio "$sha2_read" "$t_all")x (files read the same way), $(ratio "$sha2_mem" "$t_all")x (hashing from memory); target (issue 13): 3.5x the first"
+echo "verify -j $CORES vs single-core sha2: $(ratio "$sha2_read" "$t_all")x (files read the same way), $(ratio "$sha2_mem" "$t_all")x (hashing from memory); target: 3.5x the first"
 echo
 
 printf '| %-10s | %-6s | %-20s | %-20s | %-21s |\n' "frame size" "frames" "peak RSS, default" "peak RSS, --io read" "peak RSS, --io mmap"

@@ -47,6 +47,20 @@ step "cargo test --no-default-features (core without std)" cargo test --no-defau
 step "benchmarks compile" cargo bench --no-run
 step "docs: cargo doc --workspace without warnings" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
+# The docs tell the current truth: every measured block names its date, CPU and command
+# (scripts/docs-figures.py writes them), and nothing in the tree speaks of the sessions
+# it was built in (pytest's fixture scope is the one such word that is an API).
+docs_current() {
+    python3 scripts/docs-figures.py --check || return 1
+    local hits
+    hits=$(git grep -n -i -w -e "sessions*" -- . ':!scripts/check.sh' | grep -v 'scope="session"')
+    [ -z "$hits" ] && return 0
+    echo "about how the code was built, not what it is:"
+    echo "$hits"
+    return 1
+}
+step "docs: measured figures carry their command; no word of how the code was built" docs_current
+
 # no_std, proof 1: the core builds for a bare-metal target that has no std at all.
 if rustup target list --installed 2>/dev/null | grep -qx thumbv7em-none-eabihf ||
     rustup target add thumbv7em-none-eabihf >/dev/null 2>&1; then
@@ -115,6 +129,8 @@ else
 fi
 if python3 -m venv --help >/dev/null 2>&1; then
     step "python: pip install ./python (PyO3 + maturin) and pytest python/tests" bash scripts/python-check.sh
+    step "release: cargo package of the crates, the Python sdist installed alone, one version everywhere (scripts/release-check.sh)" \
+        bash scripts/release-check.sh
 else
     loud "python3 has no venv module: the Python package was not built or tested" "apt-get install python3-venv"
 fi
@@ -129,7 +145,7 @@ else
 fi
 
 # cargo-mutants on the core lines the last change touched (at most 8 mutants; last,
-# because it mutates the checkout in place). The whole-core run: docs/reliability.md §5.
+# because it mutates the checkout in place). The whole-core run: docs/reliability.md §6.
 if command -v cargo-mutants >/dev/null 2>&1; then
     step "mutants: cargo-mutants on the core lines the last change touched (at most 8)" bash scripts/mutants.sh --changed 8
 else

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table of docs/reliability.md §5 from cargo-mutants output folders.
+"""The table of docs/reliability.md §6 from cargo-mutants output folders.
 
     scripts/mutants-summary.py [--list FILE] [--write-record RECORD] SOURCE...
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cargo-mutants over the core: each mutant (a function body replaced, a comparison
 # flipped, a `!` deleted) must make a test fail. `.cargo/mutants.toml` says what is
-# mutated, which tests judge a mutant and the timeouts; results: docs/reliability.md §5.
+# mutated, which tests judge a mutant and the timeouts; results: docs/reliability.md §6.
 #
 #   scripts/mutants.sh FILE...        the mutants in these files (src/frame/header.rs ...)
 #   scripts/mutants.sh --all          every core file: the long campaign (hours on 2

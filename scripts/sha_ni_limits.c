@@ -1,4 +1,4 @@
-// What this core's SHA-NI unit allows an interleaved SHA-256 kernel (issue 13): the
+// What this core's SHA-NI unit allows an interleaved SHA-256 kernel: the
 // latency and throughput of sha256rnds2, the throughput of sha256msg1 and sha256msg2,
 // and the cycles one 64-byte block's instructions take when nothing waits on anything
 // (the floor for any number of lanes). One SHA-256 stream is a chain of 32 dependent

@@ -3,7 +3,7 @@
 
 A mutant on a line no test runs is missed for certain, and each missed mutant costs the
 cargo-mutants run a whole suite (30-90 s here). Listing those lines first lets the tests
-be written before the run reaches them (docs/reliability.md, section 5):
+be written before the run reaches them (docs/reliability.md, section 6):
 
     MEMBRANE_VECTORS=/abs/path/vectors CARGO_TARGET_DIR=target-cov \\
         cargo llvm-cov --release -p membrane-frame --lcov --output-path cov.lcov

@@ -23,8 +23,9 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// The read buffer per worker: 128 KiB measured fastest (it stays in the core's L2 cache
-/// between the copy out of the page cache and the hash; docs/performance.md).
+/// The read buffer per worker: 128 KiB measured fastest of 32 KiB to 1 MiB (it stays in
+/// the core's L2 cache between the copy out of the page cache and the hash; AMD EPYC
+/// Zen 4, `--buffer-size`, 2026-11-30).
 pub const READ_BUFFER: usize = 128 << 10;
 
 /// What verification said about a file.
@@ -99,11 +100,10 @@ pub struct Checker {
     identity: Vec<u8>,
 }
 
-/// A read buffer that starts on a page boundary. Where it starts matters: on this
-/// machine (AMD Zen 4) the kernel's copy out of the page cache into a buffer 16 bytes
-/// past a page boundary — where `malloc` puts a fresh 128 KiB block — runs at a third
-/// of its speed, and reading and hashing a file took 1.6x as long
-/// (docs/performance.md).
+/// A read buffer that starts on a page boundary. Where it starts matters: on an AMD
+/// EPYC Zen 4 the kernel's copy out of the page cache into a buffer 16 bytes past a page
+/// boundary — where `malloc` puts a fresh 128 KiB block — ran at a third of its speed,
+/// and reading and hashing a file took 1.6x as long (2026-12-01).
 #[derive(Debug, Default)]
 pub(crate) struct ReadBuffer {
     backing: Vec<u8>,

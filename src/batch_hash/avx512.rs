@@ -3,7 +3,7 @@
 //! rounds are rotates, three-input logic (`vpternlogd`) and adds on the vector ports.
 //! On an Intel Xeon whose SHA unit starts a `sha256rnds2` only every third cycle, it
 //! hashed 2.17x single-stream `sha2` in cache, against 1.25x for the two-lane SHA-NI
-//! kernel (docs/performance.md, issue 13); [`super::Kernel::detect`] picks it there.
+//! kernel (docs/performance.md); [`super::Kernel::detect`] picks it there.
 //! Written here: no maintained `no_std` crate has a multi-buffer AVX-512 SHA-256.
 //!
 //! `unsafe` for the block loads (64 bytes from each lane's 64-byte arrays) and for the

@@ -1,7 +1,7 @@
 //! Which compression code runs, and how busy lanes are put through it.
 //!
-//! Three kernels exist because cores differ in what limits them (docs/performance.md,
-//! issue 13): where the SHA unit starts a `sha256rnds2` every cycle (AMD Zen 4) three
+//! Three kernels exist because cores differ in what limits them (docs/performance.md):
+//! where the SHA unit starts a `sha256rnds2` every cycle (AMD Zen 4) three
 //! interleaved SHA-NI chains are needed to hide its latency; where it starts one every
 //! second or third cycle (AMD Zen 1, an Intel Xeon) two chains fill it; and on that Intel
 //! core sixteen messages in AVX-512 lanes, with no SHA unit at all, beat both.

@@ -214,7 +214,7 @@ const _: () = assert!(FIELD_COUNT + UNKNOWN_KEYS + crate::json::DEFAULT_KEY_CAPA
 /// the general reader decides and words it. What it accepts equals what the general
 /// reader gives (tested, and fuzzed by the `envelope` target). Inlined into its one
 /// caller, so the message is built where `parse_with` returns it; a call copied it out
-/// (360 instructions an envelope, docs/performance.md).
+/// (360 instructions an envelope, by callgrind, 2026-12-02).
 #[inline(always)]
 pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
     // The envelope is depth 1, the identity 2, its arrays 3.

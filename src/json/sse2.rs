@@ -1,5 +1,5 @@
-//! The JSON reader's SSE2 kernels, its only `unsafe`, each measured (docs/performance.md,
-//! the strict JSON reader): string bytes and a tenant_id's forbidden bytes sixteen a step, and an
+//! The JSON reader's SSE2 kernels, its only `unsafe`, each measured (`cargo bench
+//! --bench envelope`, docs/performance.md): string bytes and a tenant_id's forbidden bytes sixteen a step, and an
 //! ASCII text taken as a `str` after a check sixty-four bytes a step. SSE2 is part of
 //! every x86-64 target, so the module is compiled only where the build enables it
 //! (`target_feature = "sse2"`), and the CPU running the code has it; every load reads a
