@@ -93,33 +93,25 @@ MEASUREMENTS = {
 BLOCK = re.compile(r"<!-- figures: (?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)<!-- end figures: (?P=name) -->\n", re.S)
 
 
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
-
-
-def cpu_family():
+def cpu_description():
+    """`AMD EPYC, family 25 model 1`: the first CPU's model name, family and model."""
     fields = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
             fields.setdefault(key.strip(), value.strip())
     except OSError:
-        return ""
+        pass
+    text = fields.get("model name", "unknown CPU")
     if "cpu family" in fields and "model" in fields:
-        return f", family {fields['cpu family']} model {fields['model']}"
-    return ""
+        text += f", family {fields['cpu family']} model {fields['model']}"
+    return text
 
 
 def block_text(name, measurement, report):
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     header = (
-        f"Measured {stamp} on {cpu_model()}{cpu_family()}, {os.cpu_count()} cores, by "
+        f"Measured {stamp} on {cpu_description()}, {os.cpu_count()} cores, by "
         f"`{measurement.command}` (regenerate: `python3 scripts/docs-figures.py {name}`):"
     )
     body = "\n".join(report).rstrip()

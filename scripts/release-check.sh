@@ -18,7 +18,9 @@ mkdir -p "$work"
 STEP_PREFIX="release: "
 . scripts/lib/steps.sh
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+# The package version a manifest (Cargo.toml, pyproject.toml) states: its first `version = "..."`.
+manifest_version() { sed -n 's/^version = "\(.*\)"$/\1/p' "$1" | head -n 1; }
+version=$(manifest_version Cargo.toml)
 echo "release: the core's Cargo.toml says $version"
 
 # A working tree with uncommitted changes (a developer's) is packaged as it is; CI
@@ -89,14 +91,13 @@ EOF
             ok=1
         fi
     }
-    for manifest in ffi/Cargo.toml cli/Cargo.toml python/Cargo.toml; do
-        agree "$manifest" "$(sed -n 's/^version = "\(.*\)"$/\1/p' "$manifest" | head -n 1)"
+    for manifest in ffi/Cargo.toml cli/Cargo.toml python/Cargo.toml python/pyproject.toml; do
+        agree "$manifest" "$(manifest_version "$manifest")"
     done
-    agree "python/pyproject.toml" "$(sed -n 's/^version = "\(.*\)"$/\1/p' python/pyproject.toml | head -n 1)"
     agree "membrane_frame.__version__ (from the sdist)" "${installed:-not installed}"
     agree "pkg-config --modversion membrane_frame" "$(PKG_CONFIG_PATH=$stage/lib/pkgconfig pkg-config --modversion membrane_frame)"
     agree "mbr_version() of the installed shared library" "${c_versions[0]:-}"
-    agree "MBR_VERSION_STRING of the installed header" "$(tr -d '"' <<<"${c_versions[1]:-}")"
+    agree "MBR_VERSION_STRING of the installed header" "${c_versions[1]:-}"
     agree "CHANGELOG.md, newest version" "$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' CHANGELOG.md | head -n 1)"
     grep -q '^## Unreleased$' CHANGELOG.md || { echo "  CHANGELOG.md has no '## Unreleased' section"; ok=1; }
     return $ok
