@@ -144,12 +144,38 @@ pub(crate) fn scan_number(source: &str, start: usize) -> Result<(JsonNumber<'_>,
         let digits = text.get(fraction.clone()).unwrap_or(&[]);
         digits.iter().position(|&d| d != b'0').map(|zeros| exponent - zeros as i64 - 1)
     };
+    // Only m = 308 needs a look at the digits, which are compared, not converted: a
+    // reader that never asks for a float value links no float code.
+    let integer = text.get(int_start..int_end).unwrap_or(&[]);
+    let fraction = text.get(fraction).unwrap_or(&[]);
     match first_significant {
         Some(m) if m >= 309 => return malformed(start),
-        Some(308) if !number.as_f64().is_finite() => return malformed(start),
+        Some(308) if rounds_to_infinity(integer, fraction) => return malformed(start),
         _ => {}
     }
     Ok((number, pos))
+}
+
+/// The digits of 2^1024 - 2^970, the least decimal that rounds to infinity: halfway
+/// between `f64::MAX` and 2^1024, a tie that rounds to the even side, 2^1024. Its last
+/// digit is not 0.
+const INFINITY_THRESHOLD: &[u8; 309] = b"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
+
+/// Whether a number whose first significant digit stands for 10^308 is at least
+/// [`INFINITY_THRESHOLD`], so that it has no nearest `f64`: its significant digits
+/// (integer then fraction, leading zeros skipped) against the threshold's, digit by digit.
+fn rounds_to_infinity(integer: &[u8], fraction: &[u8]) -> bool {
+    let mut digits = integer.iter().chain(fraction).copied().skip_while(|&d| d == b'0');
+    for &limit in INFINITY_THRESHOLD {
+        match digits.next() {
+            Some(d) if d != limit => return d > limit,
+            Some(_) => {}
+            // Equal so far and shorter: the threshold's remaining digits end in a non-zero.
+            None => return false,
+        }
+    }
+    // Equal to the threshold, or longer with its digits as a prefix.
+    true
 }
 
 #[cfg(test)]
@@ -219,6 +245,42 @@ mod tests {
         assert!(scan_number(&("1".to_string() + &"0".repeat(308)), 0).is_ok()); // 10^308
         assert!(scan_number(&("1".to_string() + &"0".repeat(309)), 0).is_err());
         // 10^309
+    }
+
+    /// At magnitude 10^308 the digits decide, in any spelling: the threshold itself and
+    /// anything above it are refused, anything below is read (`str::parse` as the oracle).
+    #[test]
+    fn the_digits_at_the_threshold_decide_as_str_parse_does() {
+        let threshold = core::str::from_utf8(INFINITY_THRESHOLD).unwrap();
+        let below = {
+            // The threshold less one in its last digit (which is not 0).
+            let mut digits = INFINITY_THRESHOLD.to_vec();
+            *digits.last_mut().unwrap() -= 1;
+            String::from_utf8(digits).unwrap()
+        };
+        let prefix = &threshold[..40];
+        let mut tokens = std::vec::Vec::new();
+        for digits in [
+            threshold.to_string(),
+            below.clone(),
+            format!("{threshold}0"),
+            format!("{threshold}0001"),
+            format!("{below}9999"),
+        ] {
+            // As an integer, with a point after the first digit, and as 0.000digits.
+            tokens.push(digits.clone());
+            tokens.push(format!("{}.{}e308", &digits[..1], &digits[1..]));
+            tokens.push(format!("-0.000{digits}e312"));
+        }
+        tokens.push(format!("{prefix}e269"));
+        tokens.push(format!("{}.{}9e308", &prefix[..1], &prefix[1..]));
+        for token in &tokens {
+            let infinite = token.parse::<f64>().unwrap().is_infinite();
+            assert_eq!(scan_number(token, 0).is_err(), infinite, "{token}");
+        }
+        // Both sides were tried.
+        assert!(tokens.iter().any(|t| t.parse::<f64>().unwrap().is_infinite()));
+        assert!(tokens.iter().any(|t| t.parse::<f64>().unwrap().is_finite()));
     }
 
     #[test]
