@@ -1,6 +1,7 @@
 //! Numbers borrowed from a JSON text: integers read exactly, floats to the nearest f64.
 
 use super::error::{JsonError, JsonErrorKind};
+use core::cmp::Ordering;
 
 /// A JSON number token as it stands in the text.
 ///
@@ -167,9 +168,10 @@ const INFINITY_THRESHOLD: &[u8; 309] = b"179769313486231580793728971405303415079
 fn rounds_to_infinity(integer: &[u8], fraction: &[u8]) -> bool {
     let mut digits = integer.iter().chain(fraction).copied().skip_while(|&d| d == b'0');
     for &limit in INFINITY_THRESHOLD {
-        match digits.next() {
-            Some(d) if d != limit => return d > limit,
-            Some(_) => {}
+        match digits.next().map(|d| d.cmp(&limit)) {
+            Some(Ordering::Greater) => return true,
+            Some(Ordering::Less) => return false,
+            Some(Ordering::Equal) => {}
             // Equal so far and shorter: the threshold's remaining digits end in a non-zero.
             None => return false,
         }
