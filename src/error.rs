@@ -285,22 +285,59 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.code.name())?;
+impl Error {
+    /// The text `Display` shows (`trailer_mismatch at byte 315 (trailer): ...`), handed
+    /// to `piece` a piece at a time. Numbers are written here, not by `core::fmt`, so a
+    /// C library that only fills its error detail links no formatting machinery.
+    pub fn message_pieces(&self, mut piece: impl FnMut(&str)) {
+        let mut digits = [0u8; 20];
+        piece(self.code.name());
         if let Some(offset) = self.offset {
-            write!(f, " at byte {offset}")?;
+            piece(" at byte ");
+            piece(decimal(offset, &mut digits));
         }
         if let Some(field) = self.field {
-            write!(f, " ({field})")?;
+            piece(" (");
+            piece(field);
+            piece(")");
         }
         if !self.reason.is_empty() {
-            write!(f, ": {}", self.reason)?;
+            piece(": ");
+            piece(self.reason);
         }
         if let Some(needed) = self.needed {
-            write!(f, " (needs {needed} bytes)")?;
+            piece(" (needs ");
+            piece(decimal(needed, &mut digits));
+            piece(" bytes)");
         }
-        Ok(())
+    }
+}
+
+/// `value` in decimal, written at the end of `digits` (20 digits hold every `u64`).
+fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &str {
+    let mut start = digits.len();
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + (value % 10) as u8;
+        start -= 1;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    let written = digits.get(start..).unwrap_or(&[]);
+    // Only ASCII digits were written.
+    core::str::from_utf8(written).unwrap_or("")
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut result = Ok(());
+        self.message_pieces(|piece| {
+            if result.is_ok() {
+                result = f.write_str(piece);
+            }
+        });
+        result
     }
 }
 
@@ -310,6 +347,23 @@ impl core::error::Error for Error {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_writes_every_u64_as_display_does() {
+        let mut digits = [0u8; 20];
+        for value in [0, 1, 9, 10, 99, 100, 315, 4_294_967_296, u64::MAX - 1, u64::MAX] {
+            assert_eq!(decimal(value, &mut digits), std::format!("{value}"));
+        }
+    }
+
+    #[test]
+    fn the_message_pieces_are_the_display_text() {
+        let err = Error::buffer_too_small(65).at(315).in_field("trailer");
+        let mut joined = std::string::String::new();
+        err.message_pieces(|piece| joined.push_str(piece));
+        assert_eq!(joined, std::format!("{err}"));
+        assert!(joined.contains(" at byte 315") && joined.contains("(needs 65 bytes)"), "{joined}");
+    }
 
     #[test]
     fn numbers_and_names_round_trip() {

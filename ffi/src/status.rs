@@ -4,7 +4,6 @@
 use crate::boundary::guard;
 use crate::slice::{name_table, NameTable, NAME_WIDTH};
 use core::ffi::c_char;
-use core::fmt::{self, Write as _};
 use membrane::{Error, ErrorClass, ErrorCode};
 
 /// Success.
@@ -247,34 +246,35 @@ pub struct mbr_error {
 }
 
 /// Writes UTF-8 into a C char array, always leaving room for the final NUL; text that
-/// does not fit is cut at a character boundary.
+/// does not fit is cut at a character boundary, and nothing after the cut is written.
+/// Plain string pieces, not `core::fmt`: filling an error detail links no formatter.
 struct CText<'b> {
     out: &'b mut [c_char],
     len: usize,
+    cut: bool,
 }
 
-impl fmt::Write for CText<'_> {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
+impl<'b> CText<'b> {
+    fn new(out: &'b mut [c_char]) -> Self {
+        out.fill(0);
+        CText { out, len: 0, cut: false }
+    }
+
+    fn push(&mut self, text: &str) {
         for ch in text.chars() {
             let mut utf8 = [0u8; 4];
             let bytes = ch.encode_utf8(&mut utf8).as_bytes();
             let end = self.len + bytes.len();
-            if end >= self.out.len() {
-                return Err(fmt::Error);
+            if self.cut || end >= self.out.len() {
+                self.cut = true;
+                return;
             }
             for (slot, &byte) in self.out.iter_mut().skip(self.len).zip(bytes) {
                 *slot = byte as c_char;
             }
             self.len = end;
         }
-        Ok(())
     }
-}
-
-fn c_text(out: &mut [c_char], args: fmt::Arguments<'_>) {
-    out.fill(0);
-    // A message that does not fit is cut; the array stays NUL-terminated.
-    let _ = CText { out, len: 0 }.write_fmt(args);
 }
 
 /// The detail of `err`.
@@ -287,8 +287,9 @@ pub(crate) fn detail_of(err: &Error) -> mbr_error {
         field: [0; 32],
         message: [0; 128],
     };
-    c_text(&mut detail.field, format_args!("{}", err.field().unwrap_or("")));
-    c_text(&mut detail.message, format_args!("{err}"));
+    CText::new(&mut detail.field).push(err.field().unwrap_or(""));
+    let mut message = CText::new(&mut detail.message);
+    err.message_pieces(|piece| message.push(piece));
     detail
 }
 
@@ -302,7 +303,7 @@ pub(crate) fn panic_detail() -> mbr_error {
         field: [0; 32],
         message: [0; 128],
     };
-    c_text(&mut detail.message, format_args!("panic: the library hit a bug"));
+    CText::new(&mut detail.message).push("panic: the library hit a bug");
     detail
 }
 
@@ -332,7 +333,10 @@ mod tests {
     #[test]
     fn error_detail_is_cut_and_terminated() {
         let mut out = [1 as c_char; 8];
-        c_text(&mut out, format_args!("identity_field at byte 71"));
+        let mut cut = CText::new(&mut out);
+        cut.push("identity_field at byte 71");
+        // Nothing after a cut, even a piece that would fit.
+        cut.push("!");
         assert_eq!(text(out.as_ptr()), "identit");
     }
 }
