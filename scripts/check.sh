@@ -44,6 +44,10 @@ step "clippy (all targets, warnings are errors)" cargo clippy --workspace --all-
 # --no-fail-fast: one failing test binary does not keep the others from running.
 step "cargo test (lib, integration, vectors, properties, doc)" cargo test --workspace --no-fail-fast
 step "cargo test --no-default-features (core without std)" cargo test --no-default-features --lib
+# Without the canonical fast path (as a firmware builds it) every identity goes through
+# the flat reader: the vectors, hostile inputs and mutations give the same verdicts.
+step "cargo test without fast-identity (integration tests, identities by the flat reader)" \
+    cargo test --no-default-features --features std -p membrane-frame --tests --no-fail-fast --quiet
 step "benchmarks compile" cargo bench --no-run
 step "docs: cargo doc --workspace without warnings" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 

@@ -86,7 +86,13 @@ MEASUREMENTS = {
         "docs/performance.md", "bash integrations/llama.cpp/check.sh --bench", start=r"^# llama.cpp KV state", minutes=6
     ),
     "baremetal": Measurement(
-        "docs/c-abi.md", "make -s -C c-examples baremetal-check", keep=r"^(PASS|FAIL|baremetal-check:)", minutes=3
+        "docs/c-abi.md",
+        "make -s -C c-examples baremetal-check",
+        keep=r"^(PASS|FAIL|budget|baremetal-check:)",
+        minutes=3,
+    ),
+    "baremetal-sha": Measurement(
+        "docs/c-abi.md", "make -s -C c-examples baremetal-sha-cost", keep=r"^(sha256|FAIL)", minutes=3
     ),
 }
 

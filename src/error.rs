@@ -313,20 +313,10 @@ impl Error {
     }
 }
 
-/// `value` in decimal, written at the end of `digits` (20 digits hold every `u64`).
-fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &str {
-    let mut start = digits.len();
-    for slot in digits.iter_mut().rev() {
-        *slot = b'0' + (value % 10) as u8;
-        start -= 1;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    let written = digits.get(start..).unwrap_or(&[]);
-    // Only ASCII digits were written.
-    core::str::from_utf8(written).unwrap_or("")
+/// `value` in decimal, in `digits`.
+fn decimal(value: u64, digits: &mut [u8; 20]) -> &str {
+    // Only ASCII digits are written.
+    core::str::from_utf8(crate::decimal::decimal(value, digits)).unwrap_or("")
 }
 
 impl fmt::Display for Error {

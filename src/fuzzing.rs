@@ -17,6 +17,11 @@ pub fn identity_any_spelling(text: &[u8], limits: Limits) -> Option<PayloadIdent
     crate::identity::parse_any_spelling(text, limits)
 }
 
+/// The flat identity reader alone (what follows the canonical fast path).
+pub fn identity_flat(text: &[u8], limits: Limits) -> Result<PayloadIdentity<'_>, Error> {
+    crate::identity::parse_flat(text, limits)
+}
+
 /// The general identity reader alone.
 pub fn identity_general(text: &[u8], limits: Limits) -> Result<PayloadIdentity<'_>, Error> {
     crate::identity::parse_general(text, limits)

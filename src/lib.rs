@@ -31,6 +31,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::std_instead_of_core))]
 
 pub mod batch_hash;
+mod decimal;
 mod digest;
 pub mod envelope;
 mod error;

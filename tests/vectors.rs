@@ -16,20 +16,32 @@ fn code_of<T>(result: &Result<T, membrane_frame::Error>) -> String {
 }
 
 /// Stream `bytes` through a verifier in chunks of `chunk` bytes; the final verdict.
+/// Finishing into a slot gives the same verdict, and leaves the verifier spent.
 fn stream_code(bytes: &[u8], level: VerifyLevel, chunk: usize) -> String {
     let mut identity = vec![0u8; 64 * 1024];
+    let mut again = vec![0u8; 64 * 1024];
     let mut verifier = StreamVerifier::new(ReadOptions::new().level(level), &mut identity);
+    let mut twin = StreamVerifier::new(ReadOptions::new().level(level), &mut again);
     for part in bytes.chunks(chunk.max(1)) {
-        if let Err(err) = verifier.feed(part) {
+        let fed = verifier.feed(part);
+        assert_eq!(twin.feed(part), fed);
+        if let Err(err) = fed {
             return err.code().name().to_string();
         }
     }
-    code_of(&verifier.finish())
+    let mut slot = None;
+    let slotted = twin.finish_to(&mut slot).map(|()| slot.clone().unwrap());
+    assert_eq!(slot.is_some(), slotted.is_ok());
+    assert_eq!(twin.feed(b"x").map_err(|err| err.code().name()), Err("invalid_state"));
+    let verdict = verifier.finish();
+    assert_eq!(slotted, verdict);
+    code_of(&verdict)
 }
 
 #[test]
 fn every_frame_vector_gives_its_expected_code_at_trailer_and_full_level() {
     let cases = read_jsonl("frames.jsonl");
+    let example = membrane_frame::example_frame();
     let mut accepted = 0;
     for case in &cases {
         let name = case["name"].as_str().unwrap();
@@ -44,6 +56,20 @@ fn every_frame_vector_gives_its_expected_code_at_trailer_and_full_level() {
                     expected,
                     "{name} streamed in {chunk}-byte chunks at {level:?}"
                 );
+            }
+        }
+        // The check without the view, and the read into a slot, give what the reader
+        // gives, error and all, at every level and in both modes.
+        for level in [VerifyLevel::Layout, VerifyLevel::Identity, VerifyLevel::Trailer, VerifyLevel::Full] {
+            for mode in [ParseMode::Exact, ParseMode::Prefix] {
+                let options = ReadOptions::new().level(level).mode(mode);
+                let viewed = Frame::parse_with(&bytes, &options);
+                let checked = Frame::check_with(&bytes, &options);
+                assert_eq!(checked, viewed.clone().map(|(frame, _)| frame.len()), "{name} checked, {level:?} {mode:?}");
+                let mut slot = Some(Frame::parse(&example).unwrap());
+                let filled = Frame::parse_to(&bytes, &options, &mut slot).map(|rest| (slot.clone().unwrap(), rest));
+                assert_eq!(filled, viewed, "{name} into a slot, {level:?} {mode:?}");
+                assert_eq!(slot.is_some(), filled.is_ok(), "{name}: a failed read leaves no frame");
             }
         }
         if case["expect"] == "ok" {

@@ -39,3 +39,33 @@ __attribute__((section(".vectors"), used)) const struct vector_table vector_tabl
     {reset_handler, fault_handler, fault_handler, fault_handler, fault_handler, fault_handler, 0, 0, 0, 0,
      fault_handler, fault_handler, 0, fault_handler, fault_handler},
 };
+
+/*
+ * The painted-stack probe (stack_probe.h): the window below the caller's stack is
+ * filled with a pattern before an entry point runs, and afterwards the deepest word that
+ * no longer holds it says how much stack the call used. The window stays inside the
+ * 64 KiB the linker script keeps for the stack above the heap.
+ */
+#include "stack_probe.h"
+
+#define STACK_PATTERN 0xA5C3E1F7u
+
+static uint32_t *window_bottom(uintptr_t top) {
+    return (uint32_t *)((top - STACK_PROBE_WINDOW) & ~(uintptr_t)3);
+}
+
+__attribute__((noinline)) uintptr_t stack_probe_begin(void) {
+    uintptr_t sp;
+    __asm volatile("mov %0, sp" : "=r"(sp));
+    /* Below this function's own frame: everything the next call can reach. */
+    uint32_t *word = window_bottom(sp);
+    uint32_t *end = (uint32_t *)((sp - 16) & ~(uintptr_t)3);
+    while (word < end) *word++ = STACK_PATTERN;
+    return sp;
+}
+
+size_t stack_probe_end(uintptr_t top) {
+    const uint32_t *word = window_bottom(top);
+    while (word < (const uint32_t *)top && *word == STACK_PATTERN) word++;
+    return (size_t)(top - (uintptr_t)word);
+}

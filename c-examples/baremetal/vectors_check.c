@@ -6,7 +6,16 @@
  * streaming verifier fed in 7-byte chunks; the aligned frames report their padding and
  * payload offset, and are written again byte for byte from their identity and payload
  * with their alignment (SPEC 1.5); then a frame is written with the chunked writer and
- * read back.
+ * read back. Then crafted frames whose identities take the reader's deepest paths.
+ *
+ * Built with -DVERIFY_ONLY (verify_check.elf) it is the smallest useful firmware: only
+ * mbr_frame_check over the same frames, so the image holds the library's verify path
+ * alone. Either way the program names the status codes itself.
+ *
+ * Every call into the library runs under the painted-stack probe (stack_probe.h), and
+ * the program ends with each entry point's worst case over all of them:
+ * "stack <function> <bytes>" lines (make baremetal-check compares them with
+ * budgets.txt).
  *
  * VECTORS_DIR is compiled in (the Makefile passes $MEMBRANE_VECTORS).
  * Last line: "baremetal: N passed, M failed".
@@ -16,12 +25,47 @@
 #include <string.h>
 
 #include "membrane_frame.h"
+#include "stack_probe.h"
 
 #ifndef VECTORS_DIR
 #error "define VECTORS_DIR"
 #endif
 
 static int passes, failures;
+
+/* The worst stack seen per entry point, in bytes. */
+enum entry {
+    FRAME_CHECK,
+    FRAME_PARSE,
+    STREAM_INIT,
+    STREAM_FEED,
+    STREAM_FINISH,
+    FRAME_ENCODE_WITH,
+    IDENTITY_BUILD,
+    CHUNKED_BEGIN,
+    CHUNKED_WRITE,
+    CHUNKED_FINISH,
+    SHA256,
+    ENTRIES
+};
+static const char *const entry_names[ENTRIES] = {
+    "mbr_frame_check",         "mbr_frame_parse",       "mbr_stream_verifier_init", "mbr_stream_verifier_feed",
+    "mbr_stream_verifier_finish", "mbr_frame_encode_with", "mbr_identity_build",     "mbr_chunked_writer_begin",
+    "mbr_chunked_writer_write", "mbr_chunked_writer_finish", "mbr_sha256",
+};
+static size_t worst_stack[ENTRIES];
+
+/* The frame codes by name, as a firmware that logs them would keep them (the library's
+ * own table, mbr_status_name, names every code; test_null_args.c links it). */
+static const char *status_name(uint32_t status) {
+    static const char *const names[] = {
+        "ok",           "too_short",          "bad_magic",       "legacy_frame",    "schema_mismatch",
+        "reserved_nonzero", "identity_overrun", "identity_too_large", "identity_json", "identity_field",
+        "payload_overrun", "trailing_bytes",   "trailer_mismatch", "payload_hash_mismatch",
+    };
+    return status < sizeof names / sizeof names[0] ? names[status] : "another status";
+}
+#define PROBED(entry, call) STACK_PROBE(worst_stack[entry], call)
 static uint8_t frame[256 * 1024];
 static char line[8192];
 
@@ -48,6 +92,35 @@ static int field(const char *json, const char *key, char *out, size_t cap) {
     return 0;
 }
 
+static long read_file(const char *path, uint8_t *buf, size_t cap) {
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) return -1;
+    size_t len = fread(buf, 1, cap, file);
+    int more = fgetc(file) != EOF;
+    fclose(file);
+    return more ? -1 : (long)len;
+}
+
+#ifndef VERIFY_ONLY
+/* The streaming verifier's verdict on buf, fed in 7-byte chunks. */
+static uint32_t streamed(const uint8_t *buf, size_t len, uint32_t level) {
+    static uint8_t identity[65536];
+    mbr_stream_verifier verifier;
+    mbr_read_options options = mbr_read_options_default();
+    options.level = level;
+    uint32_t status;
+    PROBED(STREAM_INIT, status = mbr_stream_verifier_init(&verifier, options, identity, sizeof identity));
+    for (size_t at = 0; status == MBR_OK && at < len; at += 7) {
+        mbr_stream_progress progress;
+        size_t chunk = len - at < 7 ? len - at : 7;
+        PROBED(STREAM_FEED, status = mbr_stream_verifier_feed(&verifier, buf + at, chunk, &progress, NULL));
+    }
+    if (status != MBR_OK) return status;
+    mbr_streamed_frame verdict;
+    PROBED(STREAM_FINISH, status = mbr_stream_verifier_finish(&verifier, &verdict, NULL));
+    return status;
+}
+
 /* The non-negative integer value of "key" in a flat JSON line; -1 when absent. */
 static long number(const char *json, const char *key) {
     char pattern[64];
@@ -59,31 +132,6 @@ static long number(const char *json, const char *key) {
     return value;
 }
 
-static long read_file(const char *path, uint8_t *buf, size_t cap) {
-    FILE *file = fopen(path, "rb");
-    if (file == NULL) return -1;
-    size_t len = fread(buf, 1, cap, file);
-    int more = fgetc(file) != EOF;
-    fclose(file);
-    return more ? -1 : (long)len;
-}
-
-/* The streaming verifier's verdict on buf, fed in 7-byte chunks. */
-static uint32_t streamed(const uint8_t *buf, size_t len, uint32_t level) {
-    static uint8_t identity[65536];
-    mbr_stream_verifier verifier;
-    mbr_read_options options = mbr_read_options_default();
-    options.level = level;
-    uint32_t status = mbr_stream_verifier_init(&verifier, options, identity, sizeof identity);
-    for (size_t at = 0; status == MBR_OK && at < len; at += 7) {
-        mbr_stream_progress progress;
-        status = mbr_stream_verifier_feed(&verifier, buf + at, len - at < 7 ? len - at : 7, &progress, NULL);
-    }
-    if (status != MBR_OK) return status;
-    mbr_streamed_frame verdict;
-    return mbr_stream_verifier_finish(&verifier, &verdict, NULL);
-}
-
 static uint8_t rewritten[sizeof frame];
 
 /* An aligned vector: padding and payload offset as recorded, and the writer asked for
@@ -91,7 +139,9 @@ static uint8_t rewritten[sizeof frame];
 static void aligned(const char *name, const char *json, size_t len) {
     mbr_read_options options = mbr_read_options_default();
     mbr_frame view;
-    if (mbr_frame_parse(frame, len, options, &view, NULL) != MBR_OK) return; /* judged above */
+    uint32_t parsed;
+    PROBED(FRAME_PARSE, parsed = mbr_frame_parse(frame, len, options, &view, NULL));
+    if (parsed != MBR_OK) return; /* judged above */
     check((long)view.padding == number(json, "padding"), name, "padding", "another count", "the vector's");
     check((long)view.payload_offset == number(json, "payload_offset"), name, "payload_offset", "another offset",
           "the vector's");
@@ -101,16 +151,21 @@ static void aligned(const char *name, const char *json, size_t len) {
     write.align = (uint32_t)align;
     write.base = (uint64_t)number(json, "base");
     size_t n = 0;
-    uint32_t status = mbr_frame_encode_with(&view.identity, view.payload, view.payload_len, write, rewritten,
-                                            sizeof rewritten, &n, NULL);
+    uint32_t status;
+    PROBED(FRAME_ENCODE_WITH, status = mbr_frame_encode_with(&view.identity, view.payload, view.payload_len, write,
+                                                             rewritten, sizeof rewritten, &n, NULL));
     check(status == MBR_OK && n == len && memcmp(rewritten, frame, len) == 0, name, "mbr_frame_encode_with",
-          mbr_status_name(status), "the vector's bytes");
+          status_name(status), "the vector's bytes");
 }
+
+#endif
 
 static void vectors(const char *list_name) {
     char list_path[256];
     snprintf(list_path, sizeof list_path, "%s/%s", VECTORS_DIR, list_name);
+#ifndef VERIFY_ONLY
     int is_aligned = strcmp(list_name, "aligned.jsonl") == 0;
+#endif
     int count = 0;
     FILE *list = fopen(list_path, "r");
     if (list == NULL) {
@@ -130,19 +185,25 @@ static void vectors(const char *list_name) {
             check(0, name, "read", path, "a readable file that fits");
             continue;
         }
-        const char *trailer = mbr_status_name(mbr_frame_check(frame, (size_t)len, MBR_LEVEL_TRAILER));
-        const char *full = mbr_status_name(mbr_frame_check(frame, (size_t)len, MBR_LEVEL_FULL));
+        uint32_t trailer_status, full_status;
+        PROBED(FRAME_CHECK, trailer_status = mbr_frame_check(frame, (size_t)len, MBR_LEVEL_TRAILER));
+        PROBED(FRAME_CHECK, full_status = mbr_frame_check(frame, (size_t)len, MBR_LEVEL_FULL));
+        const char *trailer = status_name(trailer_status);
+        const char *full = status_name(full_status);
         check(strcmp(trailer, expect) == 0, name, "trailer level", trailer, expect);
         check(strcmp(full, expect_full) == 0, name, "full level", full, expect_full);
-        const char *stream = mbr_status_name(streamed(frame, (size_t)len, MBR_LEVEL_FULL));
+#ifndef VERIFY_ONLY
+        const char *stream = status_name(streamed(frame, (size_t)len, MBR_LEVEL_FULL));
         check(strcmp(stream, expect_full) == 0, name, "streamed, full level", stream, expect_full);
         if (is_aligned) aligned(name, line, (size_t)len);
+#endif
         count++;
     }
     fclose(list);
     check(count > 0, list_name, "cases", "none", "at least one");
 }
 
+#ifndef VERIFY_ONLY
 static uint8_t written[4096];
 static size_t written_len;
 
@@ -157,8 +218,9 @@ static int collect(void *userdata, const uint8_t *buf, size_t len) {
 static void write_and_read_back(void) {
     static const uint8_t payload[64] = {1, 2, 3, 4, 5, 6, 7, 8};
     mbr_digest digest;
-    uint32_t hashed = mbr_sha256(payload, sizeof payload, &digest);
-    check(hashed == MBR_OK, "write", "payload digest", mbr_status_name(hashed), "ok");
+    uint32_t hashed;
+    PROBED(SHA256, hashed = mbr_sha256(payload, sizeof payload, &digest));
+    check(hashed == MBR_OK, "write", "payload digest", status_name(hashed), "ok");
     if (hashed != MBR_OK) return;
     const int64_t shape[] = {1, 1, 4, 8};
     mbr_identity_values values = {
@@ -169,19 +231,143 @@ static void write_and_read_back(void) {
     mbr_identity identity;
     mbr_chunked_writer writer;
     mbr_chunked_outcome outcome;
-    uint32_t status = mbr_identity_build(&values, &identity, NULL);
-    if (status == MBR_OK) status = mbr_chunked_writer_begin(&writer, &identity, sizeof payload, collect, NULL, NULL);
-    if (status == MBR_OK) status = mbr_chunked_writer_write(&writer, payload, 40, NULL);
-    if (status == MBR_OK) status = mbr_chunked_writer_write(&writer, payload + 40, sizeof payload - 40, NULL);
-    if (status == MBR_OK) status = mbr_chunked_writer_finish(&writer, &outcome, NULL);
-    check(status == MBR_OK, "write", "chunked writer", mbr_status_name(status), "ok");
+    uint32_t status;
+    PROBED(IDENTITY_BUILD, status = mbr_identity_build(&values, &identity, NULL));
+    if (status == MBR_OK)
+        PROBED(CHUNKED_BEGIN,
+               status = mbr_chunked_writer_begin(&writer, &identity, sizeof payload, collect, NULL, NULL));
+    if (status == MBR_OK) PROBED(CHUNKED_WRITE, status = mbr_chunked_writer_write(&writer, payload, 40, NULL));
+    if (status == MBR_OK)
+        PROBED(CHUNKED_WRITE, status = mbr_chunked_writer_write(&writer, payload + 40, sizeof payload - 40, NULL));
+    if (status == MBR_OK) PROBED(CHUNKED_FINISH, status = mbr_chunked_writer_finish(&writer, &outcome, NULL));
+    check(status == MBR_OK, "write", "chunked writer", status_name(status), "ok");
     mbr_read_options options = mbr_read_options_default();
     options.level = MBR_LEVEL_FULL;
     mbr_frame view;
-    status = mbr_frame_parse(written, written_len, options, &view, NULL);
-    check(status == MBR_OK, "read back", "full level", mbr_status_name(status), "ok");
+    PROBED(FRAME_PARSE, status = mbr_frame_parse(written, written_len, options, &view, NULL));
+    check(status == MBR_OK, "read back", "full level", status_name(status), "ok");
     check(status == MBR_OK && view.payload_len == sizeof payload && memcmp(view.payload, payload, sizeof payload) == 0,
           "read back", "payload", "different bytes", "the payload written");
+}
+
+#endif
+
+/* Crafted identities for the reader's deepest paths, each framed around an empty payload
+ * (whose digest the base identity carries, so the valid ones pass the full level). */
+#define BASE_HEAD "{\"dtype\":\"float16\",\"head_range\":[-1,-1],\"layer_range\":"
+#define BASE_TAIL                                                                                             \
+    ",\"model_id\":\"m\",\"model_revision\":\"\",\"payload_hash\":"                                            \
+    "\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"shape\":[1],\"token_span\":[0,0]," \
+    "\"tokenizer_name\":\"t\",\"tokenizer_revision\":\"\"}"
+
+static char crafted_text[16384];
+static size_t crafted_len;
+
+static void put(const char *text) {
+    size_t len = strlen(text);
+    if (crafted_len + len < sizeof crafted_text) {
+        memcpy(crafted_text + crafted_len, text, len);
+        crafted_len += len;
+    }
+}
+
+static void put_repeated(const char *text, int times) {
+    for (int i = 0; i < times; i++) put(text);
+}
+
+/* The frame around crafted_text, in `frame`; its length. */
+static size_t frame_crafted(void) {
+    static const uint8_t head[10] = {0xC0, 0xDE, 0x01, 0x05, 5, 0, 0, 0, 0, 0};
+    mbr_digest empty;
+    uint32_t hashed = mbr_sha256(NULL, 0, &empty);
+    check(hashed == MBR_OK, "crafted", "empty digest", status_name(hashed), "ok");
+    size_t at = 0;
+    memcpy(frame, head, sizeof head);
+    at += sizeof head;
+    for (int i = 0; i < 4; i++) frame[at++] = (uint8_t)(crafted_len >> (8 * i));
+    memcpy(frame + at, crafted_text, crafted_len);
+    at += crafted_len;
+    memset(frame + at, 0, 8); /* payload_len 0 */
+    at += 8;
+    memcpy(frame + at, empty.trailer, 8);
+    return at + 8;
+}
+
+/* One crafted identity through every reader, with the error detail asked for. */
+static void crafted(const char *name, const char *want) {
+    size_t len = frame_crafted();
+    uint32_t checked;
+    PROBED(FRAME_CHECK, checked = mbr_frame_check(frame, len, MBR_LEVEL_FULL));
+    check(strcmp(status_name(checked), want) == 0, name, "mbr_frame_check", status_name(checked), want);
+#ifndef VERIFY_ONLY
+    mbr_error error;
+    mbr_frame view;
+    mbr_read_options options = mbr_read_options_default();
+    options.level = MBR_LEVEL_FULL;
+    uint32_t parsed;
+    PROBED(FRAME_PARSE, parsed = mbr_frame_parse(frame, len, options, &view, &error));
+    const char *stream = status_name(streamed(frame, len, MBR_LEVEL_FULL));
+    check(strcmp(status_name(parsed), want) == 0, name, "mbr_frame_parse", parsed == MBR_OK ? "ok" : error.message,
+          want);
+    check(strcmp(stream, want) == 0, name, "streamed", stream, want);
+#endif
+    crafted_len = 0;
+}
+
+static void crafted_frames(void) {
+    put(BASE_HEAD "[0,31]" BASE_TAIL);
+    crafted("crafted: canonical", "ok");
+    /* Another spelling: the reader's any-order path. */
+    put("{ \"shape\" : [ 1 ] , \"token_span\" : [ 0 , 0 ] , \"dtype\" : \"float16\" , ");
+    put("\"head_range\" : [ -1 , -1 ] , \"layer_range\" : [ 0 , 31 ] , \"model_id\" : ");
+    put("\"\\ud83d\\ude00\\u00e9\\n\\\"\\\\\\/\" , \"model_revision\" : \"\" , \"payload_hash\" : ");
+    put("\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\" , ");
+    put("\"tokenizer_name\" : \"t\" , \"tokenizer_revision\" : \"\" }");
+    crafted("crafted: pretty, escapes", "ok");
+    /* Integers in a range: beyond i64 (a field problem), beyond the f64 range (a JSON one). */
+    put(BASE_HEAD "[1");
+    put_repeated("0", 307);
+    put(",31]" BASE_TAIL);
+    crafted("crafted: 308-digit range start", "identity_field");
+    put(BASE_HEAD "[1");
+    put_repeated("0", 767);
+    put(",31]" BASE_TAIL);
+    crafted("crafted: 768-digit range start", "identity_json");
+    /* A 768-digit fraction with an exponent. */
+    put(BASE_HEAD "[0.");
+    put_repeated("1", 766);
+    put("e-400,31]" BASE_TAIL);
+    crafted("crafted: 768-digit fraction", "identity_field");
+    /* Nesting at the default limit (32) under an unknown key, then one deeper. */
+    put("{\"x\":");
+    put_repeated("[", 31);
+    put_repeated("]", 31);
+    put(",");
+    put(BASE_HEAD + 1);
+    put("[0,31]" BASE_TAIL);
+    crafted("crafted: depth 32 under an unknown key", "identity_field");
+    put("{\"x\":");
+    put_repeated("[{\"k\":", 16);
+    put("1");
+    put_repeated("}]", 16);
+    put(",");
+    put(BASE_HEAD + 1);
+    put("[0,31]" BASE_TAIL);
+    crafted("crafted: depth 33", "identity_json");
+    /* More keys open at once than the reader's table holds. */
+    put("{\"x\":{");
+    for (int i = 0; i < 80; i++) {
+        char key[24];
+        snprintf(key, sizeof key, "%s\"k%d\":%d", i ? "," : "", i, i);
+        put(key);
+    }
+    put("},");
+    put(BASE_HEAD + 1);
+    put("[0,31]" BASE_TAIL);
+    crafted("crafted: 80 keys in a nested object", "identity_json");
+    /* A duplicate key. */
+    put(BASE_HEAD "[0,31],\"layer_range\":[0,31]" BASE_TAIL);
+    crafted("crafted: duplicate key", "identity_json");
 }
 
 int main(void) {
@@ -189,7 +375,12 @@ int main(void) {
            (unsigned)mbr_abi_version(), VECTORS_DIR);
     vectors("frames.jsonl");
     vectors("aligned.jsonl");
+#ifndef VERIFY_ONLY
     write_and_read_back();
+#endif
+    crafted_frames();
+    for (int i = 0; i < ENTRIES; i++)
+        if (worst_stack[i] > 0) printf("stack %s %u\n", entry_names[i], (unsigned)worst_stack[i]);
     printf("baremetal: %d passed, %d failed\n", passes, failures);
     return failures == 0 ? 0 : 1;
 }

@@ -28,13 +28,13 @@ pub(crate) fn boundary(detail: *mut mbr_error, body: impl FnOnce() -> Result<(),
         Ok(Ok(())) => status::MBR_OK,
         Ok(Err(err)) => {
             if let Some(detail) = detail {
-                detail.write(status::detail_of(&err));
+                detail.write_then(mbr_error::EMPTY).fill(&err);
             }
             err.code().number()
         }
         Err(_) => {
             if let Some(detail) = detail {
-                detail.write(status::panic_detail());
+                detail.write_then(mbr_error::EMPTY).fill_panic();
             }
             status::MBR_PANIC
         }

@@ -158,26 +158,48 @@ pub struct mbr_frame {
 }
 
 impl mbr_frame {
-    fn of(frame: &Frame<'_>, rest: &[u8]) -> mbr_frame {
-        let digest = frame.payload_digest();
-        mbr_frame {
-            bytes: frame.as_bytes().as_ptr(),
-            len: frame.len(),
-            identity_json: frame.identity_json().as_ptr(),
-            identity_json_len: frame.identity_json().len(),
-            payload: frame.payload().as_ptr(),
-            payload_len: frame.payload().len(),
-            rest: rest.as_ptr(),
-            rest_len: rest.len(),
-            trailer: frame.trailer(),
-            payload_sha256: digest.map_or([0; 32], |digest| *digest.as_bytes()),
-            has_payload_sha256: digest.is_some(),
-            has_identity: frame.identity().is_some(),
-            level: frame.level() as u32,
-            payload_offset: frame.payload_offset(),
-            padding: frame.padding(),
-            identity: mbr_identity::holding(frame.identity().cloned()),
+    /// A view of nothing, for [`write`](Self::write) to fill in place.
+    const EMPTY: mbr_frame = mbr_frame {
+        bytes: core::ptr::null(),
+        len: 0,
+        identity_json: core::ptr::null(),
+        identity_json_len: 0,
+        payload: core::ptr::null(),
+        payload_len: 0,
+        rest: core::ptr::null(),
+        rest_len: 0,
+        trailer: [0; 8],
+        payload_sha256: [0; 32],
+        has_payload_sha256: false,
+        has_identity: false,
+        level: 0,
+        payload_offset: 0,
+        padding: 0,
+        identity: mbr_identity::EMPTY,
+    };
+
+    /// Write the view of `frame` into `out`, field by field in place: a view is mostly
+    /// its identity storage, and built on the stack first it would be there twice.
+    fn write(out: Out<'_, mbr_frame>, frame: &Frame<'_>, rest: &[u8]) {
+        let view = out.write_then(mbr_frame::EMPTY);
+        view.bytes = frame.as_bytes().as_ptr();
+        view.len = frame.len();
+        view.identity_json = frame.identity_json().as_ptr();
+        view.identity_json_len = frame.identity_json().len();
+        view.payload = frame.payload().as_ptr();
+        view.payload_len = frame.payload().len();
+        view.rest = rest.as_ptr();
+        view.rest_len = rest.len();
+        view.trailer = frame.trailer();
+        if let Some(digest) = frame.payload_digest() {
+            view.payload_sha256 = *digest.as_bytes();
+            view.has_payload_sha256 = true;
         }
+        view.has_identity = frame.identity().is_some();
+        view.level = frame.level() as u32;
+        view.payload_offset = frame.payload_offset();
+        view.padding = frame.padding();
+        view.identity.fill(frame.identity());
     }
 }
 
@@ -304,7 +326,7 @@ pub unsafe extern "C" fn mbr_frame_check(buf: *const u8, len: usize, level: u32)
     boundary(NO_DETAIL, || {
         let level = level_of(level)?;
         let buf = input(buf, len, "buf")?;
-        Frame::parse_with(buf, &ReadOptions::new().level(level)).map(|_| ())
+        Frame::check_with(buf, &ReadOptions::new().level(level)).map(|_| ())
     })
 }
 
@@ -331,8 +353,11 @@ pub unsafe extern "C" fn mbr_frame_parse(
     boundary(error, || {
         let out = Out::new(out, "out")?;
         let options = options.to_rust()?;
-        let (frame, rest) = Frame::parse_with(input(buf, len, "buf")?, &options)?;
-        out.write(mbr_frame::of(&frame, rest));
+        let mut slot = None;
+        let rest = Frame::parse_to(input(buf, len, "buf")?, &options, &mut slot)?;
+        if let Some(frame) = &slot {
+            mbr_frame::write(out, frame, rest);
+        }
         Ok(())
     })
 }

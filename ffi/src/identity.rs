@@ -44,10 +44,19 @@ impl mbr_identity {
     /// Storage holding `identity`, or no identity (`has_identity == false` in views;
     /// the identity functions refuse it with `MBR_INVALID_STATE`).
     pub(crate) fn holding(identity: Option<PayloadIdentity<'_>>) -> mbr_identity {
-        let empty = mbr_identity { _opaque: [MaybeUninit::new(0); 64] };
         match identity {
-            Some(identity) => object::holding(empty, identity),
-            None => empty,
+            Some(identity) => object::holding(mbr_identity::EMPTY, identity),
+            None => mbr_identity::EMPTY,
+        }
+    }
+
+    /// Storage holding no identity (zeroed: refused as not initialised).
+    pub(crate) const EMPTY: mbr_identity = mbr_identity { _opaque: [MaybeUninit::new(0); 64] };
+
+    /// Store `identity` (if any) in this storage, in place.
+    pub(crate) fn fill(&mut self, identity: Option<&PayloadIdentity<'_>>) {
+        if let Some(identity) = identity {
+            object::store(Out::to(self), identity.clone());
         }
     }
 }

@@ -31,6 +31,17 @@ impl<'o, T> Out<'o, T> {
         self.target.as_ptr()
     }
 
+    /// Write `value`, then lend the written value back, for filling a part of it in
+    /// place (a view's embedded identity: no second copy of it on the stack).
+    pub(crate) fn write_then(self, value: T) -> &'o mut T {
+        // SAFETY: as in `write`; after it the target is initialised, and `'o` is the
+        // exclusive borrow `new`'s contract (or `to`'s borrow) grants.
+        unsafe {
+            self.target.as_ptr().write(value);
+            &mut *self.target.as_ptr()
+        }
+    }
+
     /// Write `value`.
     pub(crate) fn write(self, value: T) {
         // SAFETY: `new`'s contract (or `to`'s borrow): aligned, writable and exclusive

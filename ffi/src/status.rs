@@ -277,34 +277,31 @@ impl<'b> CText<'b> {
     }
 }
 
-/// The detail of `err`.
-pub(crate) fn detail_of(err: &Error) -> mbr_error {
-    let mut detail = mbr_error {
-        status: err.code().number(),
-        error_class: err.class() as u32,
-        offset: err.offset().unwrap_or(MBR_NO_OFFSET),
-        needed: err.needed().unwrap_or(0),
-        field: [0; 32],
-        message: [0; 128],
-    };
-    CText::new(&mut detail.field).push(err.field().unwrap_or(""));
-    let mut message = CText::new(&mut detail.message);
-    err.message_pieces(|piece| message.push(piece));
-    detail
-}
+impl mbr_error {
+    /// A blank detail, for [`fill`](Self::fill) to fill in place (built on the stack
+    /// and copied, its 184 bytes would sit in the frame of every entry point).
+    // All zeros: written with a memset, not copied from a constant.
+    pub(crate) const EMPTY: mbr_error =
+        mbr_error { status: 0, error_class: 0, offset: 0, needed: 0, field: [0; 32], message: [0; 128] };
 
-/// The detail of a panic.
-pub(crate) fn panic_detail() -> mbr_error {
-    let mut detail = mbr_error {
-        status: MBR_PANIC,
-        error_class: MBR_CLASS_USAGE,
-        offset: MBR_NO_OFFSET,
-        needed: 0,
-        field: [0; 32],
-        message: [0; 128],
-    };
-    CText::new(&mut detail.message).push("panic: the library hit a bug");
-    detail
+    /// The detail of `err`, into this blank detail.
+    pub(crate) fn fill(&mut self, err: &Error) {
+        self.status = err.code().number();
+        self.error_class = err.class() as u32;
+        self.offset = err.offset().unwrap_or(MBR_NO_OFFSET);
+        self.needed = err.needed().unwrap_or(0);
+        CText::new(&mut self.field).push(err.field().unwrap_or(""));
+        let mut message = CText::new(&mut self.message);
+        err.message_pieces(|piece| message.push(piece));
+    }
+
+    /// The detail of a panic, into this blank detail.
+    pub(crate) fn fill_panic(&mut self) {
+        self.status = MBR_PANIC;
+        self.error_class = MBR_CLASS_USAGE;
+        self.offset = MBR_NO_OFFSET;
+        CText::new(&mut self.message).push("panic: the library hit a bug");
+    }
 }
 
 #[cfg(test)]

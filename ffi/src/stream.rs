@@ -9,7 +9,7 @@ use crate::out::Out;
 use crate::slice::{input, output};
 use crate::status::mbr_error;
 use core::mem::MaybeUninit;
-use membrane::{StreamStatus, StreamVerifier};
+use membrane::{StreamStatus, StreamVerifier, StreamedFrame};
 
 /// Size in bytes of `mbr_stream_verifier`.
 pub const MBR_STREAM_VERIFIER_SIZE: usize = 512;
@@ -172,24 +172,51 @@ pub unsafe extern "C" fn mbr_stream_verifier_finish(
     boundary(error, || {
         non_null(verifier, "verifier")?;
         let out = Out::new(out, "out")?;
-        let verified = take(verifier)?.finish()?;
-        let digest = verified.payload_digest();
-        out.write(mbr_streamed_frame {
-            identity_json: verified.identity_json().map_or(core::ptr::null(), <[u8]>::as_ptr),
-            identity_json_len: verified.identity_json().map_or(0, <[u8]>::len),
-            payload_len: verified.payload_len(),
-            frame_len: verified.frame_len(),
-            trailer: verified.trailer(),
-            payload_sha256: digest.map_or([0; 32], |digest| *digest.as_bytes()),
-            has_payload_sha256: digest.is_some(),
-            has_identity: verified.identity().is_some(),
-            level: verified.level() as u32,
-            payload_offset: verified.payload_offset(),
-            padding: verified.padding(),
-            identity: mbr_identity::holding(verified.identity().cloned()),
-        });
+        // Finished in place, the verdict built in place: on a microcontroller the
+        // verifier and the verdict moved about would be most of the stack.
+        let mut slot = None;
+        let finished = try_mut(verifier)?.finish_to(&mut slot);
+        retire(verifier);
+        finished?;
+        if let Some(verified) = &slot {
+            write_verdict(out, verified);
+        }
         Ok(())
     })
+}
+
+/// Mark the verifier's storage finished (the verifier was spent by `finish_to`). Out of
+/// line: the value moved out to be dropped is on the stack only here.
+#[inline(never)]
+fn retire(verifier: *mut mbr_stream_verifier) {
+    drop(take(verifier));
+}
+
+/// The C view of `verified` into `out`, field by field in place.
+fn write_verdict(out: Out<'_, mbr_streamed_frame>, verified: &StreamedFrame<'_>) {
+    let view = out.write_then(mbr_streamed_frame {
+        identity_json: core::ptr::null(),
+        identity_json_len: 0,
+        payload_len: verified.payload_len(),
+        frame_len: verified.frame_len(),
+        trailer: verified.trailer(),
+        payload_sha256: [0; 32],
+        has_payload_sha256: false,
+        has_identity: verified.identity().is_some(),
+        level: verified.level() as u32,
+        payload_offset: verified.payload_offset(),
+        padding: verified.padding(),
+        identity: mbr_identity::EMPTY,
+    });
+    if let Some(json) = verified.identity_json() {
+        view.identity_json = json.as_ptr();
+        view.identity_json_len = json.len();
+    }
+    if let Some(digest) = verified.payload_digest() {
+        view.payload_sha256 = *digest.as_bytes();
+        view.has_payload_sha256 = true;
+    }
+    view.identity.fill(verified.identity());
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use crate::digest::mbr_digest;
 use crate::identity::mbr_identity;
 use crate::object::{non_null, opaque, read_into, store, take, try_mut, try_ref};
 use crate::out::Out;
-use crate::slice::{byte_ranges, input, write_out};
+#[cfg(all(feature = "std", unix))]
+use crate::slice::byte_ranges;
+use crate::slice::{input, write_out};
 use crate::status::mbr_error;
 use core::ffi::{c_int, c_void};
 use core::mem::MaybeUninit;

@@ -1,13 +1,15 @@
 //! Identity JSON (SPEC §2): whatever the canonical fast path or the any-spelling
 //! forward pass accepts, the general reader accepts with the identical identity (every
-//! field, source and offsets, by `Debug`); whatever parses re-serialises
+//! field, source and offsets, by `Debug`); the flat reader gives exactly what the
+//! general reader gives, identity or error (code, offset, field, words), at the default
+//! depth limit and at 3; whatever parses re-serialises
 //! canonically, the canonical text parses to the same values with the same fingerprint,
 //! and the reader's "stored text is canonical" flag is true exactly when the text is the
 //! canonical form followed by zero or more spaces, which it reports as the padding.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use membrane_frame::fuzzing::{identity_any_spelling, identity_fast, identity_general};
+use membrane_frame::fuzzing::{identity_any_spelling, identity_fast, identity_flat, identity_general};
 use membrane_frame::json::Limits;
 use membrane_frame::PayloadIdentity;
 
@@ -21,6 +23,10 @@ fuzz_target!(|data: &[u8]| {
     if let Some(fast) = identity_any_spelling(data, Limits::default()) {
         let general = identity_general(data, Limits::default()).expect("the general reader accepts it too");
         assert_eq!(format!("{fast:?}"), format!("{general:?}"));
+    }
+    for limits in [Limits::default(), Limits { max_depth: 3 }] {
+        let flat = format!("{:?}", identity_flat(data, limits));
+        assert_eq!(flat, format!("{:?}", identity_general(data, limits)), "flat reader");
     }
     let Ok(identity) = PayloadIdentity::parse(data) else { return };
     let mut canonical = vec![0u8; identity.canonical_len()];

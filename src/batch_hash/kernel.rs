@@ -12,6 +12,7 @@ use super::{avx512, sha_ni};
 use super::{H0, LANES};
 use crate::page_ahead;
 use core::ops::Range;
+#[cfg(target_arch = "x86_64")]
 use core::sync::atomic::{AtomicU8, Ordering};
 
 /// Which compression code runs.
@@ -42,12 +43,19 @@ impl Kernel {
     /// hypervisor in a VM), as [`Kernel::for_cpu`] chooses it.
     pub fn detect() -> Kernel {
         // 0 until the first call has probed; then the kernel's place in `ALL`, plus one.
+        #[cfg(target_arch = "x86_64")]
         static DETECTED: AtomicU8 = AtomicU8::new(0);
-        let known = usize::from(DETECTED.load(Ordering::Relaxed));
-        if let Some(&kernel) = known.checked_sub(1).and_then(|at| Kernel::ALL.get(at)) {
-            return kernel;
+        #[cfg(target_arch = "x86_64")]
+        {
+            let known = usize::from(DETECTED.load(Ordering::Relaxed));
+            if let Some(&kernel) = known.checked_sub(1).and_then(|at| Kernel::ALL.get(at)) {
+                return kernel;
+            }
         }
         let kernel = Kernel::probe();
+        // Elsewhere the probe costs nothing, and no cache takes static RAM (none on a
+        // microcontroller).
+        #[cfg(target_arch = "x86_64")]
         if let Some(at) = Kernel::ALL.iter().position(|&each| each == kernel) {
             DETECTED.store(at as u8 + 1, Ordering::Relaxed);
         }

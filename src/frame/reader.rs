@@ -209,7 +209,18 @@ pub(crate) fn check_identity_limit(identity_len: u32, options: &ReadOptions) -> 
 
 /// Checks 8–9, with offsets made absolute.
 pub(crate) fn parse_identity<'a>(json: &'a [u8], options: &ReadOptions) -> Result<PayloadIdentity<'a>, Error> {
-    PayloadIdentity::parse_with(json, options.json).map_err(|err| err.shifted(HEADER_LEN as u64))
+    let mut identity = PayloadIdentity::unread();
+    read_identity(json, options, &mut identity)?;
+    Ok(identity)
+}
+
+/// [`parse_identity`] into the caller's `identity`: one copy of it on the stack.
+pub(crate) fn read_identity<'a>(
+    json: &'a [u8],
+    options: &ReadOptions,
+    identity: &mut PayloadIdentity<'a>,
+) -> Result<(), Error> {
+    crate::identity::read_into(json, options.json, HEADER_LEN as u64, identity)
 }
 
 /// Total frame length `30 + L + P`, if it fits a `u64`.
@@ -323,7 +334,9 @@ pub(crate) fn verify_as_v5(buf: &[u8], options: &ReadOptions) -> Result<(), Erro
 }
 
 /// Checks 12–13 at the levels that ask for them; returns the payload digest if computed.
-#[inline(always)]
+/// Out of line: the hash state is on the stack only while it runs, not under the
+/// identity reader's frames (a microcontroller's stack budget).
+#[inline(never)]
 fn check_payload(
     body: &Body<'_>,
     payload_start: usize,
@@ -403,6 +416,88 @@ impl<'a> Frame<'a> {
         }
     }
 
+    /// [`parse_with`](Self::parse_with) into the caller's `slot`: `Some(frame)` when it
+    /// returns `Ok` (with what follows the frame), `None` when it returns the error.
+    /// The frame is built in place, its identity read straight into it: for callers
+    /// that keep the view in storage of their own and count their stack (the C
+    /// library's `mbr_frame_parse` on a microcontroller), where a returned view would
+    /// sit on the stack twice while its identity is read.
+    ///
+    /// ```
+    /// # let bytes = membrane_frame::example_frame();
+    /// use membrane_frame::{Frame, ReadOptions};
+    /// let mut slot = None;
+    /// let rest = Frame::parse_to(&bytes, &ReadOptions::new(), &mut slot)?;
+    /// assert!(rest.is_empty());
+    /// assert_eq!(slot.map(|frame| frame.payload().len()), Some(5));
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn parse_to(buf: &'a [u8], options: &ReadOptions, slot: &mut Option<Frame<'a>>) -> Result<&'a [u8], Error> {
+        let filled = Frame::fill(buf, options, slot);
+        if filled.is_err() {
+            *slot = None;
+        }
+        filled
+    }
+
+    /// The body of [`parse_to`](Self::parse_to): the checks of `read_layout` and
+    /// `read_verified` in their order, into the frame in `slot`.
+    fn fill(buf: &'a [u8], options: &ReadOptions, slot: &mut Option<Frame<'a>>) -> Result<&'a [u8], Error> {
+        let header = read_header(buf)?;
+        let head = split_head(buf, header, options)?;
+        let identity_end = HEADER_LEN + head.identity_json.len();
+        let frame = slot.insert(Frame {
+            bytes: buf,
+            header,
+            identity_json: head.identity_json,
+            payload: &[],
+            trailer: &[0; 8],
+            level: options.level,
+            identity: None,
+            payload_digest: None,
+        });
+        if options.level > VerifyLevel::Layout {
+            let identity = frame.identity.insert(PayloadIdentity::unread());
+            read_identity(head.identity_json, options, identity)?;
+        }
+        let body = split_body(head.tail, identity_end, options.mode)?;
+        if let Some(identity) = &frame.identity {
+            frame.payload_digest = check_payload(&body, identity_end + 8, identity, options)?;
+        }
+        frame.bytes = buf.get(..buf.len().saturating_sub(body.rest.len())).unwrap_or(buf);
+        frame.payload = body.payload;
+        frame.trailer = body.trailer;
+        Ok(body.rest)
+    }
+
+    /// [`parse_with`](Self::parse_with) without the view: the same checks in the same
+    /// order with the same errors, and the frame's length when it passes. Nothing is
+    /// built for the caller, so a verifier's stack holds one identity, not the view's
+    /// copies too (the C library's `mbr_frame_check`, which must fit a microcontroller).
+    ///
+    /// ```
+    /// # let bytes = membrane_frame::example_frame();
+    /// use membrane_frame::{Frame, ReadOptions, VerifyLevel};
+    /// let len = Frame::check_with(&bytes, &ReadOptions::new().level(VerifyLevel::Full))?;
+    /// assert_eq!(len, bytes.len());
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn check_with(buf: &[u8], options: &ReadOptions) -> Result<usize, Error> {
+        let header = read_header(buf)?;
+        let head = split_head(buf, header, options)?;
+        let identity_end = HEADER_LEN + head.identity_json.len();
+        let body = if options.level == VerifyLevel::Layout {
+            split_body(head.tail, identity_end, options.mode)?
+        } else {
+            let mut identity = PayloadIdentity::unread();
+            read_identity(head.identity_json, options, &mut identity)?;
+            let body = split_body(head.tail, identity_end, options.mode)?;
+            check_payload(&body, identity_end + 8, &identity, options)?;
+            body
+        };
+        Ok(buf.len().saturating_sub(body.rest.len()))
+    }
+
     /// Checks 1–7, 10, 11. Kept out of line, so that the compiler does not merge it with
     /// the verified path and copy an absent identity around: most of its cost otherwise.
     #[inline(never)]
@@ -418,7 +513,8 @@ impl<'a> Frame<'a> {
     fn read_verified(buf: &'a [u8], options: &ReadOptions) -> Result<(Frame<'a>, &'a [u8]), Error> {
         let header = read_header(buf)?;
         let head = split_head(buf, header, options)?;
-        let identity = parse_identity(head.identity_json, options)?;
+        let mut identity = PayloadIdentity::unread();
+        read_identity(head.identity_json, options, &mut identity)?;
         let identity_end = HEADER_LEN + head.identity_json.len();
         let body = split_body(head.tail, identity_end, options.mode)?;
         let payload_digest = check_payload(&body, identity_end + 8, &identity, options)?;

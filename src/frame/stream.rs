@@ -2,8 +2,8 @@
 
 use super::header::{FrameHeader, HEADER_LEN, MIN_FRAME_PREFIX};
 use super::reader::{
-    check_header, check_identity_limit, check_payload_hash, check_trailer, frame_len, parse_identity, read_u64_le,
-    ParseMode, ReadOptions, VerifyLevel,
+    check_header, check_identity_limit, check_payload_hash, check_trailer, frame_len, parse_identity, read_identity,
+    read_u64_le, ParseMode, ReadOptions, VerifyLevel,
 };
 #[cfg(doc)]
 use super::StreamBatch;
@@ -104,6 +104,9 @@ pub struct StreamVerifier<'b> {
     trailer_seen: usize,
     failed: Option<Error>,
 }
+
+/// What a verifier says once [`StreamVerifier::finish_to`] has taken its verdict.
+const SPENT: Error = Error::invalid_state("verifier", "already finished");
 
 /// The result of a successful streamed verification.
 ///
@@ -498,9 +501,62 @@ impl<'b> StreamVerifier<'b> {
         self.finish_with_digest(digest)
     }
 
+    /// [`finish`](Self::finish) into the caller's `slot`: `Some(verdict)` when it
+    /// returns `Ok`, `None` when it returns the error. The verdict is built in place,
+    /// its identity read straight into it: for callers that keep it in storage of their
+    /// own and count their stack (the C library on a microcontroller). The verifier is
+    /// spent either way — its identity buffer went to the verdict — and every later
+    /// call fails with `invalid_state`.
+    ///
+    /// ```
+    /// use membrane_frame::{ReadOptions, StreamVerifier};
+    /// # let bytes = membrane_frame::example_frame();
+    /// let mut identity = [0u8; 1024];
+    /// let mut verifier = StreamVerifier::new(ReadOptions::new(), &mut identity);
+    /// verifier.feed(&bytes)?;
+    /// let mut verdict = None;
+    /// verifier.finish_to(&mut verdict)?;
+    /// assert_eq!(verdict.map(|frame| frame.payload_len()), Some(5));
+    /// assert!(verifier.feed(b"more").is_err());
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn finish_to(&mut self, slot: &mut Option<StreamedFrame<'b>>) -> Result<(), Error> {
+        let digest = self.hasher.take().map(Sha256Hasher::finish);
+        self.finish_into(digest, slot)
+    }
+
     /// [`finish`](Self::finish) with the payload's digest computed by the caller (`None`
     /// below the trailer level, where nothing is hashed).
-    pub(super) fn finish_with_digest(self, payload_digest: Option<Sha256Digest>) -> Result<StreamedFrame<'b>, Error> {
+    pub(super) fn finish_with_digest(
+        mut self,
+        payload_digest: Option<Sha256Digest>,
+    ) -> Result<StreamedFrame<'b>, Error> {
+        let mut slot = None;
+        self.finish_into(payload_digest, &mut slot)?;
+        slot.ok_or(SPENT)
+    }
+
+    /// The body of [`finish_to`](Self::finish_to), with the digest given.
+    fn finish_into(
+        &mut self,
+        payload_digest: Option<Sha256Digest>,
+        slot: &mut Option<StreamedFrame<'b>>,
+    ) -> Result<(), Error> {
+        *slot = None;
+        let verdict = self.verdict(payload_digest, slot);
+        if verdict.is_err() {
+            *slot = None;
+        }
+        self.failed = Some(SPENT);
+        verdict
+    }
+
+    /// The checks of [`finish`](Self::finish), the verdict built in `slot`.
+    fn verdict(
+        &mut self,
+        payload_digest: Option<Sha256Digest>,
+        slot: &mut Option<StreamedFrame<'b>>,
+    ) -> Result<(), Error> {
         if let Some(err) = self.failed {
             return Err(err);
         }
@@ -512,25 +568,27 @@ impl<'b> StreamVerifier<'b> {
             let trailer_at = self.received - 8;
             check_trailer(digest, self.trailer, trailer_at)?;
         }
-        let StreamVerifier { identity_buf, identity_len, options, payload_len, trailer, .. } = self;
+        let identity_buf: &'b mut [u8] = core::mem::take(&mut self.identity_buf);
         let identity_buf: &'b [u8] = identity_buf;
-        let identity_json = identity_buf.get(..usize::try_from(identity_len).unwrap_or(usize::MAX));
-        let identity = match (options.level >= VerifyLevel::Identity, identity_json) {
-            (true, Some(json)) => Some(parse_identity(json, &options)?),
-            _ => None,
-        };
-        if let (VerifyLevel::Full, Some(identity), Some(digest)) = (options.level, &identity, &payload_digest) {
-            check_payload_hash(identity, digest)?;
-        }
-        Ok(StreamedFrame {
+        let identity_json = identity_buf.get(..usize::try_from(self.identity_len).unwrap_or(usize::MAX));
+        let level = self.options.level;
+        let verdict = slot.insert(StreamedFrame {
             identity_json,
-            identity_len,
-            identity,
-            payload_len,
+            identity_len: self.identity_len,
+            identity: None,
+            payload_len: self.payload_len,
             payload_digest,
-            trailer,
-            level: options.level,
-        })
+            trailer: self.trailer,
+            level,
+        });
+        if let (true, Some(json)) = (level >= VerifyLevel::Identity, identity_json) {
+            let identity = verdict.identity.insert(PayloadIdentity::unread());
+            read_identity(json, &self.options, identity)?;
+            if let (VerifyLevel::Full, Some(digest)) = (level, &verdict.payload_digest) {
+                check_payload_hash(identity, digest)?;
+            }
+        }
+        Ok(())
     }
 
     fn truncation_error(&self) -> Error {

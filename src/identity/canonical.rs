@@ -9,20 +9,7 @@ use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
 
 /// Write a non-negative integer in shortest decimal form.
 pub(crate) fn write_u64<S: ByteSink + ?Sized>(sink: &mut S, value: u64) -> Result<(), S::Error> {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = value;
-    loop {
-        at -= 1;
-        if let Some(slot) = digits.get_mut(at) {
-            *slot = b'0' + (rest % 10) as u8;
-        }
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    sink.write_bytes(digits.get(at..).unwrap_or(&[]))
+    sink.write_bytes(crate::decimal::decimal(value, &mut [0u8; 20]))
 }
 
 /// Write an integer in shortest decimal form.

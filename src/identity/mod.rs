@@ -10,13 +10,16 @@
 mod canonical;
 mod compare;
 mod dtype;
+mod flat;
 mod parse;
 
 pub use compare::FieldSet;
 pub use dtype::Dtype;
 
 pub(crate) use canonical::{write_i64, write_u64};
-pub(crate) use parse::{parse_any_order, parse_declaration_order, parse_object};
+#[cfg(feature = "fuzzing")]
+pub(crate) use flat::parse_flat;
+pub(crate) use parse::{parse_any_order, parse_declaration_order, parse_object, read_into};
 #[cfg(feature = "fuzzing")]
 pub(crate) use parse::{parse_any_spelling, parse_canonical, parse_general};
 

@@ -5,6 +5,7 @@
 
 use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES, MAX_SHAPE_DIMS};
 use crate::error::{Error, ErrorCode};
+#[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
 use crate::frame::trailing_spaces;
 use crate::json::spelled::{KeyTable, Spelled};
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
@@ -14,7 +15,7 @@ static KNOWN_KEYS: KeyTable<{ FIELD_NAMES.len() }> = KeyTable::new(FIELD_NAMES);
 
 /// Why an integer array was not acceptable.
 #[derive(Clone, Copy)]
-enum ArrayProblem {
+pub(super) enum ArrayProblem {
     NotArray,
     NotInteger,
     OutOfRange,
@@ -22,7 +23,7 @@ enum ArrayProblem {
 }
 
 impl ArrayProblem {
-    fn reason(self) -> &'static str {
+    pub(super) fn reason(self) -> &'static str {
         match self {
             ArrayProblem::NotArray => "expected an array of integers",
             ArrayProblem::NotInteger => "element is not an integer",
@@ -57,20 +58,91 @@ impl<'a> PayloadIdentity<'a> {
 
     /// [`parse`](Self::parse) with explicit JSON limits.
     pub fn parse_with(text: &'a [u8], limits: Limits) -> Result<PayloadIdentity<'a>, Error> {
-        // Writers store the canonical spelling; read it in one direct pass. Any other
-        // spelling of a valid identity in a forward pass that allows any key order and
-        // whitespace; any problem goes through the general reader.
+        // The fast paths in line, each identity built where the caller wants it (the
+        // frame readers take `read_into`, which keeps their stack small instead).
+        #[cfg(feature = "fast-identity")]
         if let Some(identity) = parse_canonical(text, limits) {
             return Ok(identity);
         }
-        match parse_any_spelling(text, limits) {
-            Some(identity) => Ok(identity),
-            None => parse_general(text, limits),
+        #[cfg(feature = "fast-identity")]
+        if let Some(identity) = parse_any_spelling(text, limits) {
+            return Ok(identity);
+        }
+        let mut identity = PayloadIdentity::unread();
+        super::flat::read_flat(text, limits, &mut identity)?;
+        Ok(identity)
+    }
+
+    /// A placeholder for [`read_into`] to fill: no source, empty strings, no shape.
+    pub(crate) const fn unread() -> PayloadIdentity<'a> {
+        let empty = JsonStr::from_validated("", false);
+        PayloadIdentity {
+            source: None,
+            source_is_canonical: false,
+            padding: 0,
+            payload_hash: empty,
+            payload_hash_offset: None,
+            model_id: empty,
+            model_revision: empty,
+            tokenizer_name: empty,
+            tokenizer_revision: empty,
+            layer_range: InclusiveRange::new(0, 0),
+            head_range: InclusiveRange::new(0, 0),
+            token_span: InclusiveRange::new(0, 0),
+            dtype: Dtype::Float16,
+            shape: Shape::new(),
         }
     }
 }
 
-/// Any strict-JSON spelling of an identity, with the words for every problem.
+/// The identity in `text` into `identity` (every field of it, when it is `Ok`), the
+/// errors' offsets shifted by `base`: what [`PayloadIdentity::parse_with`] returns, for
+/// readers that keep the identity in their own storage (the frame readers: one copy on
+/// the stack, not one per call). Writers store the canonical spelling, read in one
+/// direct pass; anything else — another spelling, any problem — goes to the flat
+/// reader's one pass, which gives what the general reader gives.
+pub(crate) fn read_into<'a>(
+    text: &'a [u8],
+    limits: Limits,
+    base: u64,
+    identity: &mut PayloadIdentity<'a>,
+) -> Result<(), Error> {
+    #[cfg(feature = "fast-identity")]
+    if read_canonical(text, limits, identity) || read_any_spelling(text, limits, identity) {
+        return Ok(());
+    }
+    super::flat::read_flat(text, limits, identity).map_err(|err| err.shifted(base))
+}
+
+/// [`parse_canonical`] into `identity`; `false` for anything else. Out of line, as
+/// [`read_any_spelling`] is: the identity each builds is on the stack only while it
+/// runs, not while the flat reader does, and the canonical path stays as tight as
+/// when it stood alone.
+#[cfg(feature = "fast-identity")]
+#[inline(never)]
+fn read_canonical<'a>(text: &'a [u8], limits: Limits, identity: &mut PayloadIdentity<'a>) -> bool {
+    store(parse_canonical(text, limits), identity)
+}
+
+/// [`parse_any_spelling`] into `identity`: a valid identity in another spelling;
+/// `false` for anything else (a problem, an escaped key), which the flat reader decides.
+#[cfg(feature = "fast-identity")]
+#[inline(never)]
+fn read_any_spelling<'a>(text: &'a [u8], limits: Limits, identity: &mut PayloadIdentity<'a>) -> bool {
+    store(parse_any_spelling(text, limits), identity)
+}
+
+/// `found`, if a fast path found one, into `identity`.
+#[cfg(feature = "fast-identity")]
+#[inline(always)]
+fn store<'a>(found: Option<PayloadIdentity<'a>>, identity: &mut PayloadIdentity<'a>) -> bool {
+    found.map(|found| *identity = found).is_some()
+}
+
+/// Any strict-JSON spelling of an identity, with the words for every problem, on the
+/// event reader: what envelopes use for the identity they nest ([`parse_object`]), and
+/// the oracle the flat reader is tested and fuzzed against.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn parse_general<'a>(text: &'a [u8], limits: Limits) -> Result<PayloadIdentity<'a>, Error> {
     let json = |err: JsonError| err.to_error(ErrorCode::IdentityJson, 0);
     let mut reader: Reader<'a> = Reader::new(text, limits);
@@ -322,9 +394,9 @@ fn shape(at: &mut Spelled<'_>, spacing: Spacing) -> Option<Shape> {
 /// one forward pass. Strings and numbers are scanned by the reader's own
 /// scanners and fields judged by the same rules, so this accepts only texts the general
 /// reader accepts, with the same values. Anything else — another spelling, a JSON error,
-/// a field problem, a depth limit below 2 — is `None`, and the general reader decides
+/// a field problem, a depth limit below 2 — is `None`, and the flat reader decides
 /// (and words the error).
-// Inlined into `parse_with`, so the identity is built where the caller wants it.
+#[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
 #[inline(always)]
 pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<PayloadIdentity<'a>> {
     // The object is depth 1, the arrays in it depth 2.
@@ -517,7 +589,8 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
 }
 
 /// A whole identity text in any spelling ([`parse_any_order`] with whitespace around
-/// the object): the general reader's result, or `None` and the general reader decides.
+/// the object): the general reader's result, or `None` and the flat reader decides.
+#[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
 #[inline(always)]
 pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<PayloadIdentity<'_>> {
     if limits.max_depth < 2 {

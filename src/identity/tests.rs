@@ -114,6 +114,7 @@ fn built_identities_validate_their_values() {
 }
 
 #[test]
+#[cfg(feature = "fast-identity")]
 fn canonical_spelling_is_recognised_at_parse_time_only_when_exact() {
     let canonical = r#"{"dtype":"int8","head_range":[-1,-1],"layer_range":[0,1],"model_id":"m","model_revision":"","payload_hash":"x","shape":[1],"token_span":[0,7],"tokenizer_name":"t","tokenizer_revision":""}"#;
     let identity = PayloadIdentity::parse(canonical.as_bytes()).unwrap();

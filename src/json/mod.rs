@@ -12,6 +12,7 @@ mod error;
 mod escape;
 mod float;
 pub(crate) mod keys;
+mod nested;
 mod number;
 mod pow5_table;
 mod reader;
@@ -34,9 +35,13 @@ pub(crate) fn text_str(text: &[u8]) -> Result<&str, core::str::Utf8Error> {
 
 pub use error::{JsonError, JsonErrorKind};
 pub use escape::write_escaped;
+pub(crate) use nested::{keys_before, skip_nested};
+pub(crate) use number::scan_number;
 pub use number::JsonNumber;
+pub(crate) use reader::{literal_end, utf8_aware, valid_prefix};
 pub use reader::{validate, Event, Limits, Reader, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
 pub use string::{Chars, JsonStr};
+pub(crate) use whitespace::whitespace_end;
 
 /// Whether `bytes` holds one of the eight bytes of `set` (on x86-64 sixteen bytes a
 /// step with SSE2).

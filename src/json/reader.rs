@@ -119,16 +119,7 @@ pub struct Reader<'a, const KEYS: usize = DEFAULT_KEY_CAPACITY> {
 impl<'a, const KEYS: usize> Reader<'a, KEYS> {
     /// A reader over `text` with the given limits.
     pub fn new(text: &'a [u8], limits: Limits) -> Self {
-        // One fast UTF-8 pass over the whole text up front; the scanners then work on a
-        // `str`. Invalid bytes are reported when the reader gets to them, so errors
-        // still come in text order.
-        let (text, utf8_error) = match super::text_str(text) {
-            Ok(valid) => (valid, None),
-            Err(err) => {
-                let valid = text.get(..err.valid_up_to()).and_then(|b| core::str::from_utf8(b).ok());
-                (valid.unwrap_or(""), Some(err.valid_up_to()))
-            }
-        };
+        let (text, utf8_error) = valid_prefix(text);
         Reader::at(text, utf8_error, 0, limits)
     }
 
@@ -400,29 +391,8 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
     }
 
     fn literal(&mut self, word: &[u8], event: Event<'a>) -> Result<Event<'a>, JsonError> {
-        let end = self.pos + word.len();
-        match self.text.as_bytes().get(self.pos..end) {
-            Some(found) if found == word => {
-                self.pos = end;
-                Ok(event)
-            }
-            _ => {
-                // Point at the first byte that differs (or the end of the text).
-                let same = self
-                    .text
-                    .as_bytes()
-                    .get(self.pos..)
-                    .unwrap_or(&[])
-                    .iter()
-                    .zip(word)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                let at = self.pos + same;
-                let kind =
-                    if at >= self.text.len() { JsonErrorKind::UnexpectedEnd } else { JsonErrorKind::UnexpectedByte };
-                self.error(kind, at)
-            }
-        }
+        self.pos = literal_end(self.text.as_bytes(), self.pos, word)?;
+        Ok(event)
     }
 
     /// A string whose opening quote is at `self.pos`.
@@ -440,15 +410,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         if self.depth >= self.max_depth {
             return self.error(JsonErrorKind::DepthExceeded, self.pos);
         }
-        let index = self.depth as usize;
-        if let Some(word) = self.kinds.get_mut(index / 64) {
-            let bit = 1u64 << (index % 64);
-            if object {
-                *word |= bit;
-            } else {
-                *word &= !bit;
-            }
-        }
+        mark_kind(&mut self.kinds, self.depth as usize, object);
         self.depth += 1;
         self.pos += 1;
         if object {
@@ -565,6 +527,56 @@ fn le_prefix(bytes: &[u8]) -> u64 {
         dst.copy_from_slice(src);
     }
     u64::from_le_bytes(word)
+}
+
+/// The text up to its first invalid UTF-8 byte, and where that byte is. One fast UTF-8
+/// pass over the whole text up front; the scanners then work on a `str`. Invalid bytes
+/// are reported when a reader gets to them (running out of the valid prefix), so errors
+/// still come in text order.
+pub(crate) fn valid_prefix(text: &[u8]) -> (&str, Option<usize>) {
+    match super::text_str(text) {
+        Ok(valid) => (valid, None),
+        Err(err) => {
+            let valid = text.get(..err.valid_up_to()).and_then(|b| core::str::from_utf8(b).ok());
+            (valid.unwrap_or(""), Some(err.valid_up_to()))
+        }
+    }
+}
+
+/// Record in a bit stack of container kinds (bit `index`: the container at depth
+/// `index + 1`) whether that container is an object.
+#[inline(always)]
+pub(crate) fn mark_kind(kinds: &mut [u64], index: usize, object: bool) {
+    if let Some(word) = kinds.get_mut(index / 64) {
+        let bit = 1u64 << (index % 64);
+        if object {
+            *word |= bit;
+        } else {
+            *word &= !bit;
+        }
+    }
+}
+
+/// An error met reading a [`valid_prefix`]: running out of it (`UnexpectedEnd`) means
+/// reaching the invalid byte at `utf8_error`, when there is one.
+pub(crate) fn utf8_aware(err: JsonError, utf8_error: Option<usize>) -> JsonError {
+    match utf8_error {
+        Some(at) if err.kind == JsonErrorKind::UnexpectedEnd => JsonError::new(JsonErrorKind::InvalidUtf8, at),
+        _ => err,
+    }
+}
+
+/// The index after `word` (`true`, `false`, `null`) spelled at `pos`, else the error at
+/// the first byte that differs (or the end of the text).
+pub(crate) fn literal_end(bytes: &[u8], pos: usize, word: &[u8]) -> Result<usize, JsonError> {
+    let end = pos + word.len();
+    if bytes.get(pos..end) == Some(word) {
+        return Ok(end);
+    }
+    let same = bytes.get(pos..).unwrap_or(&[]).iter().zip(word).take_while(|(a, b)| a == b).count();
+    let at = pos + same;
+    let kind = if at >= bytes.len() { JsonErrorKind::UnexpectedEnd } else { JsonErrorKind::UnexpectedByte };
+    Err(JsonError::new(kind, at))
 }
 
 /// The index after the one value that starts at `at` (whitespace first allowed) in

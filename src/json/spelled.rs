@@ -164,6 +164,7 @@ impl<'a> Spelled<'a> {
 
     /// [`string`](Self::string), noting in [`exact`](Self::exact) whether it is spelled
     /// as the writers spell it.
+    #[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
     #[inline(always)]
     pub(crate) fn exact_string(&mut self) -> Option<JsonStr<'a>> {
         let value = self.string()?;

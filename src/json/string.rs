@@ -46,6 +46,15 @@ impl<'a> JsonStr<'a> {
         Some((JsonStr::from_validated(text.get(at + 1..close)?, has_escapes), close + 1))
     }
 
+    /// [`read_at`](Self::read_at) with the error the reader gives, for a string whose
+    /// opening quote is known to be at `at`. Out of line: the small-footprint readers
+    /// (the identity and nested-value readers) share one copy of the scanner.
+    #[inline(never)]
+    pub(crate) fn scan_at(text: &'a str, at: usize) -> Result<(JsonStr<'a>, usize), JsonError> {
+        let (close, has_escapes) = scan_string(text, at + 1)?;
+        Ok((JsonStr::from_validated(text.get(at + 1..close).unwrap_or(""), has_escapes), close + 1))
+    }
+
     /// The text between the quotes, escapes and all.
     pub const fn raw(&self) -> &'a str {
         self.raw

@@ -1,0 +1,94 @@
+//! Integers as decimal digits, shared by the canonical writers and the error text.
+//!
+//! Where the machine divides 64-bit numbers in one instruction, by ten in a loop; on
+//! 32-bit targets by subtracting powers of ten instead, because there a `u64 / 10` calls
+//! the compiler's 64-bit division routine, about 1 KB of a microcontroller's flash that
+//! nothing else in a frame reader needs.
+
+/// The digits of `value` at the end of `digits`: the slice written (no sign, no leading
+/// zeros, `"0"` for 0).
+pub(crate) fn decimal(value: u64, digits: &mut [u8; 20]) -> &[u8] {
+    #[cfg(target_pointer_width = "64")]
+    let start = by_division(value, digits);
+    #[cfg(not(target_pointer_width = "64"))]
+    let start = by_subtraction(value, digits);
+    digits.get(start..).unwrap_or(&[])
+}
+
+/// [`decimal`] by dividing by ten: the index of the first digit.
+#[cfg(any(test, target_pointer_width = "64"))]
+fn by_division(mut value: u64, digits: &mut [u8; 20]) -> usize {
+    let mut start = digits.len();
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + (value % 10) as u8;
+        start -= 1;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    start
+}
+
+/// 10^0 to 10^19: every power of ten a `u64` holds.
+#[cfg(any(test, not(target_pointer_width = "64")))]
+const POWERS_OF_TEN: [u64; 20] = {
+    let mut powers = [1u64; 20];
+    let mut at = 1;
+    while at < 20 {
+        powers[at] = powers[at - 1] * 10;
+        at += 1;
+    }
+    powers
+};
+
+/// [`decimal`] by subtracting powers of ten (at most nine times each): the index of the
+/// first digit.
+#[cfg(any(test, not(target_pointer_width = "64")))]
+fn by_subtraction(mut value: u64, digits: &mut [u8; 20]) -> usize {
+    // As many digits as the largest power of ten not above `value` says (one for 0).
+    let count = POWERS_OF_TEN.iter().take_while(|&&power| power <= value).count().max(1);
+    let start = digits.len() - count;
+    for (slot, &power) in digits.iter_mut().skip(start).zip(POWERS_OF_TEN.iter().take(count).rev()) {
+        let mut digit = b'0';
+        while value >= power {
+            value -= power;
+            digit += 1;
+        }
+        *slot = digit;
+    }
+    start
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+
+    #[test]
+    fn both_ways_write_every_u64_as_display_does() {
+        let mut values =
+            std::vec![0, 1, 9, 10, 11, 99, 100, 101, 315, 4_294_967_295, 4_294_967_296, u64::MAX - 1, u64::MAX];
+        let mut power = 1u64;
+        while let Some(next) = power.checked_mul(10) {
+            values.extend([power - 1, power, power + 1, next - 1]);
+            power = next;
+        }
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..if cfg!(miri) { 50 } else { 10_000 } {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            values.push(state >> (state % 64));
+        }
+        for value in values {
+            let mut digits = [0u8; 20];
+            let start = by_division(value, &mut digits);
+            assert_eq!(&digits[start..], format!("{value}").as_bytes());
+            let mut digits = [0u8; 20];
+            let start = by_subtraction(value, &mut digits);
+            assert_eq!(&digits[start..], format!("{value}").as_bytes(), "{value}");
+            assert_eq!(decimal(value, &mut [0u8; 20]), format!("{value}").as_bytes());
+        }
+    }
+}
