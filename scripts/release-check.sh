@@ -32,8 +32,12 @@ if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
 fi
 
 # The three crates together, so the C ABI crate and the CLI build against the packaged
-# core, not the checkout.
+# core, not the checkout. Cargo builds them from a temporary local registry and never
+# extracts a crate version again once it has: every run before a release has the same
+# version number, so without removing the extractions an earlier run left, the C ABI
+# crate and the CLI would be built against the core as that run packaged it.
 package_crates() {
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/membrane-frame-*
     cargo package "${dirty[@]}" --locked -p membrane-frame -p membrane-frame-ffi -p membrane-frame-cli || return 1
     for crate in membrane-frame membrane-frame-ffi membrane-frame-cli; do
         [ -f "$target/package/$crate-$version.crate" ] || { echo "no $crate-$version.crate"; return 1; }
