@@ -851,7 +851,8 @@ typedef struct mbr_error {
     char field[32];
     /**
      * The whole error as one line, e.g. `identity_field at byte 71 (layer_range):
-     * range start is after its end`, NUL-terminated (cut at 127 bytes).
+     * range start is after its end`, NUL-terminated (cut at 127 bytes). Empty in a
+     * library built without the `error-text` feature (a firmware's size choice).
      */
     char message[128];
 } mbr_error;

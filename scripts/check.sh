@@ -43,11 +43,15 @@ fi
 step "clippy (all targets, warnings are errors)" cargo clippy --workspace --all-targets -- -D warnings
 # --no-fail-fast: one failing test binary does not keep the others from running.
 step "cargo test (lib, integration, vectors, properties, doc)" cargo test --workspace --no-fail-fast
-step "cargo test --no-default-features (core without std)" cargo test --no-default-features --lib
+step "cargo test --no-default-features --features error-text (core without std)" \
+    cargo test --no-default-features --features error-text --lib
+# A firmware leaves the error texts out: the errors keep every other part.
+step "cargo test --no-default-features error:: (errors without their texts)" \
+    cargo test --no-default-features --lib --quiet error::
 # Without the canonical fast path (as a firmware builds it) every identity goes through
 # the flat reader: the vectors, hostile inputs and mutations give the same verdicts.
 step "cargo test without fast-identity (integration tests, identities by the flat reader)" \
-    cargo test --no-default-features --features std -p membrane-frame --tests --no-fail-fast --quiet
+    cargo test --no-default-features --features std,error-text -p membrane-frame --tests --no-fail-fast --quiet
 step "benchmarks compile" cargo bench --no-run
 step "docs: cargo doc --workspace without warnings" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 

@@ -91,6 +91,9 @@ MEASUREMENTS = {
         keep=r"^(PASS|FAIL|budget|baremetal-check:)",
         minutes=3,
     ),
+    "baremetal-features": Measurement(
+        "docs/c-abi.md", "make -s -C c-examples baremetal-feature-cost", keep=r"^features ", minutes=4
+    ),
     "baremetal-sha": Measurement(
         "docs/c-abi.md", "make -s -C c-examples baremetal-sha-cost", keep=r"^(sha256|FAIL)", minutes=3
     ),

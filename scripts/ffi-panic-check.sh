@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Panic-freedom proof for every C entry point of the no_std C library (docs/reliability.md):
-# build libmembrane_frame.a without `std` (panic = abort, fat LTO) with
+# build libmembrane_frame.a without `std` but with every other feature (panic = abort,
+# fat LTO) with
 # `--cfg membrane_panic_proof`, where the panic handler calls a function nobody defines,
 # then link c-examples/test_null_args.c — which calls every function of the header but
 # the hosted-only mbr_frame_write_fd —
@@ -15,7 +16,8 @@ mkdir -p "$out"
 
 if ! env RUSTFLAGS="--cfg membrane_panic_proof" CARGO_TARGET_DIR="$target" \
     CARGO_PROFILE_RELEASE_PANIC=abort CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-    cargo rustc --quiet -p membrane-frame-ffi --release --no-default-features --crate-type staticlib; then
+    cargo rustc --quiet -p membrane-frame-ffi --release --no-default-features \
+    --features envelope,migrate,cluster,status-names,error-text --crate-type staticlib; then
     echo "ffi-panic-check: the no_std C library did not build"
     exit 1
 fi

@@ -1,9 +1,9 @@
 //! Integers as decimal digits, shared by the canonical writers and the error text.
 //!
 //! Where the machine divides 64-bit numbers in one instruction, by ten in a loop; on
-//! 32-bit targets by subtracting powers of ten instead, because there a `u64 / 10` calls
-//! the compiler's 64-bit division routine, about 1 KB of a microcontroller's flash that
-//! nothing else in a frame reader needs.
+//! 32-bit targets by ten in 16-bit steps of 32-bit divisions instead, because there a
+//! `u64 / 10` calls the compiler's 64-bit division routine, about 1 KB of a
+//! microcontroller's flash that nothing else in a frame reader needs.
 
 /// The digits of `value` at the end of `digits`: the slice written (no sign, no leading
 /// zeros, `"0"` for 0).
@@ -11,7 +11,7 @@ pub(crate) fn decimal(value: u64, digits: &mut [u8; 20]) -> &[u8] {
     #[cfg(target_pointer_width = "64")]
     let start = by_division(value, digits);
     #[cfg(not(target_pointer_width = "64"))]
-    let start = by_subtraction(value, digits);
+    let start = by_halves(value, digits);
     digits.get(start..).unwrap_or(&[])
 }
 
@@ -30,34 +30,34 @@ fn by_division(mut value: u64, digits: &mut [u8; 20]) -> usize {
     start
 }
 
-/// 10^0 to 10^19: every power of ten a `u64` holds.
+/// [`decimal`] by dividing by ten with [`divide_by_ten`]: the index of the first digit.
 #[cfg(any(test, not(target_pointer_width = "64")))]
-const POWERS_OF_TEN: [u64; 20] = {
-    let mut powers = [1u64; 20];
-    let mut at = 1;
-    while at < 20 {
-        powers[at] = powers[at - 1] * 10;
-        at += 1;
-    }
-    powers
-};
-
-/// [`decimal`] by subtracting powers of ten (at most nine times each): the index of the
-/// first digit.
-#[cfg(any(test, not(target_pointer_width = "64")))]
-fn by_subtraction(mut value: u64, digits: &mut [u8; 20]) -> usize {
-    // As many digits as the largest power of ten not above `value` says (one for 0).
-    let count = POWERS_OF_TEN.iter().take_while(|&&power| power <= value).count().max(1);
-    let start = digits.len() - count;
-    for (slot, &power) in digits.iter_mut().skip(start).zip(POWERS_OF_TEN.iter().take(count).rev()) {
-        let mut digit = b'0';
-        while value >= power {
-            value -= power;
-            digit += 1;
+fn by_halves(mut value: u64, digits: &mut [u8; 20]) -> usize {
+    let mut start = digits.len();
+    for slot in digits.iter_mut().rev() {
+        let (quotient, digit) = divide_by_ten(value);
+        *slot = b'0' + digit;
+        start -= 1;
+        value = quotient;
+        if value == 0 {
+            break;
         }
-        *slot = digit;
     }
     start
+}
+
+/// `value / 10` and `value % 10` by long division in 16-bit steps: each step divides a
+/// number below 10 * 2^16 by ten, which a 32-bit CPU does in one instruction.
+#[cfg(any(test, not(target_pointer_width = "64")))]
+fn divide_by_ten(value: u64) -> (u64, u8) {
+    let mut quotient = 0u64;
+    let mut remainder = 0u32;
+    for shift in [48, 32, 16, 0] {
+        let part = remainder * 0x1_0000 + ((value >> shift) as u32 & 0xFFFF);
+        quotient += u64::from(part / 10) << shift;
+        remainder = part % 10;
+    }
+    (quotient, remainder as u8)
 }
 
 #[cfg(test)]
@@ -86,7 +86,7 @@ mod tests {
             let start = by_division(value, &mut digits);
             assert_eq!(&digits[start..], format!("{value}").as_bytes());
             let mut digits = [0u8; 20];
-            let start = by_subtraction(value, &mut digits);
+            let start = by_halves(value, &mut digits);
             assert_eq!(&digits[start..], format!("{value}").as_bytes(), "{value}");
             assert_eq!(decimal(value, &mut [0u8; 20]), format!("{value}").as_bytes());
         }

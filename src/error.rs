@@ -184,20 +184,38 @@ impl fmt::Display for ErrorCode {
 /// assert_eq!(err.code(), ErrorCode::TooShort);
 /// assert_eq!(err.class(), ErrorClass::Corrupt);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Error {
-    code: ErrorCode,
-    offset: Option<u64>,
-    field: Option<&'static str>,
+    // `UNKNOWN` and `""` stand for "none" (no buffer or offset reaches 2^64 - 1 bytes):
+    // without `Option`s an error is 32 bytes instead of 48 on a 32-bit CPU, and every
+    // error a reader returns is built and moved in fewer words.
+    offset: u64,
+    needed: u64,
+    field: &'static str,
+    /// Without the `error-text` feature errors carry no reason: a firmware keeps the
+    /// code, offset and field and drops the texts and the code that stores them.
+    #[cfg(feature = "error-text")]
     reason: &'static str,
-    needed: Option<u64>,
+    code: ErrorCode,
 }
+
+/// The stored offset or size of an error that has none.
+const UNKNOWN: u64 = u64::MAX;
 
 impl Error {
     /// An error with a code and a short reason. Crate-private: the library's readers
     /// decide what is a format error; callers get the usage errors below.
     pub(crate) const fn new(code: ErrorCode, reason: &'static str) -> Error {
-        Error { code, offset: None, field: None, reason, needed: None }
+        #[cfg(not(feature = "error-text"))]
+        let _ = reason;
+        Error {
+            offset: UNKNOWN,
+            needed: UNKNOWN,
+            field: "",
+            #[cfg(feature = "error-text")]
+            reason,
+            code,
+        }
     }
 
     /// `null_pointer` for a required pointer `argument` (for C bindings).
@@ -222,34 +240,34 @@ impl Error {
 
     /// A `buffer_too_small` error that reports the size needed.
     pub const fn buffer_too_small(needed: u64) -> Error {
-        Error {
-            code: ErrorCode::BufferTooSmall,
-            offset: None,
-            field: None,
-            reason: "output buffer too small",
-            needed: Some(needed),
-        }
+        let mut err = Error::new(ErrorCode::BufferTooSmall, "output buffer too small");
+        err.needed = needed;
+        err
     }
 
-    /// The same error at a byte offset.
+    /// The same error at a byte offset (`u64::MAX` stands for none: no buffer reaches
+    /// it).
     #[must_use]
     pub const fn at(mut self, offset: u64) -> Error {
-        self.offset = Some(offset);
+        self.offset = offset;
         self
     }
 
     /// The same error about a named field.
     #[must_use]
     pub const fn in_field(mut self, field: &'static str) -> Error {
-        self.field = Some(field);
+        self.field = field;
         self
     }
 
-    /// Shift the offset by `base` (used when a nested reader's offsets become a frame's).
+    /// Shift the offset by `base` (used when a nested reader's offsets become a frame's),
+    /// saturating at `u64::MAX - 1`.
     #[must_use]
     pub const fn shifted(mut self, base: u64) -> Error {
-        if let Some(offset) = self.offset {
-            self.offset = Some(offset.saturating_add(base));
+        if self.offset != UNKNOWN {
+            // Kept below `UNKNOWN`: a shifted offset is still an offset.
+            let shifted = self.offset.saturating_add(base);
+            self.offset = if shifted == UNKNOWN { UNKNOWN - 1 } else { shifted };
         }
         self
     }
@@ -266,22 +284,30 @@ impl Error {
 
     /// Byte offset the error concerns, where known.
     pub const fn offset(&self) -> Option<u64> {
-        self.offset
+        known(self.offset)
     }
 
     /// Field name the error concerns, where known (`"layer_range"`, `"payload_len"`, ...).
     pub const fn field(&self) -> Option<&'static str> {
-        self.field
+        if self.field.is_empty() {
+            None
+        } else {
+            Some(self.field)
+        }
     }
 
-    /// A short human-readable reason.
+    /// A short human-readable reason; empty when the crate is built without its
+    /// `error-text` feature (a default one).
     pub const fn reason(&self) -> &'static str {
-        self.reason
+        #[cfg(feature = "error-text")]
+        return self.reason;
+        #[cfg(not(feature = "error-text"))]
+        ""
     }
 
     /// For `buffer_too_small`: the number of bytes the output needs.
     pub const fn needed(&self) -> Option<u64> {
-        self.needed
+        known(self.needed)
     }
 }
 
@@ -292,24 +318,44 @@ impl Error {
     pub fn message_pieces(&self, mut piece: impl FnMut(&str)) {
         let mut digits = [0u8; 20];
         piece(self.code.name());
-        if let Some(offset) = self.offset {
+        if let Some(offset) = self.offset() {
             piece(" at byte ");
             piece(decimal(offset, &mut digits));
         }
-        if let Some(field) = self.field {
+        if let Some(field) = self.field() {
             piece(" (");
             piece(field);
             piece(")");
         }
-        if !self.reason.is_empty() {
+        if !self.reason().is_empty() {
             piece(": ");
-            piece(self.reason);
+            piece(self.reason());
         }
-        if let Some(needed) = self.needed {
+        if let Some(needed) = self.needed() {
             piece(" (needs ");
             piece(decimal(needed, &mut digits));
             piece(" bytes)");
         }
+    }
+}
+
+const fn known(value: u64) -> Option<u64> {
+    if value == UNKNOWN {
+        None
+    } else {
+        Some(value)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("code", &self.code)
+            .field("offset", &self.offset())
+            .field("field", &self.field())
+            .field("reason", &self.reason())
+            .field("needed", &self.needed())
+            .finish()
     }
 }
 
@@ -402,12 +448,29 @@ mod tests {
                 (code, code.class(), Some("out"), None, None)
             );
         }
-        assert_eq!(Error::invalid_argument("n", "too big").reason(), "too big");
         let small = Error::buffer_too_small(42);
         assert_eq!((small.code(), small.needed(), small.field()), (ErrorCode::BufferTooSmall, Some(42), None));
-        assert_eq!(std::format!("{small}"), "buffer_too_small: output buffer too small (needs 42 bytes)");
         let err = Error::new(ErrorCode::IdentityField, "bad").at(7).in_field("dtype");
-        assert_eq!(std::format!("{err}"), "identity_field at byte 7 (dtype): bad");
+        if cfg!(feature = "error-text") {
+            assert_eq!(Error::invalid_argument("n", "too big").reason(), "too big");
+            assert_eq!(std::format!("{small}"), "buffer_too_small: output buffer too small (needs 42 bytes)");
+            assert_eq!(std::format!("{err}"), "identity_field at byte 7 (dtype): bad");
+        } else {
+            // Without the texts, everything else is still there.
+            assert_eq!(Error::invalid_argument("n", "too big").reason(), "");
+            assert_eq!(std::format!("{small}"), "buffer_too_small (needs 42 bytes)");
+            assert_eq!(std::format!("{err}"), "identity_field at byte 7 (dtype)");
+        }
+    }
+
+    #[test]
+    fn debug_shows_the_parts_as_options() {
+        let err = Error::new(ErrorCode::IdentityField, "bad").at(7).in_field("dtype");
+        let shown = std::format!("{err:?}");
+        assert!(shown.contains("code: IdentityField") && shown.contains("offset: Some(7)"), "{shown}");
+        assert!(shown.contains(r#"field: Some("dtype")"#) && shown.contains("needed: None"), "{shown}");
+        let shown = std::format!("{:?}", Error::buffer_too_small(9));
+        assert!(shown.contains("offset: None") && shown.contains("field: None") && shown.contains("needed: Some(9)"));
     }
 
     #[test]
@@ -415,7 +478,10 @@ mod tests {
         let err = Error::new(ErrorCode::IdentityJson, "x");
         assert_eq!(err.shifted(14).offset(), None);
         assert_eq!(err.at(3).shifted(14).offset(), Some(17));
-        assert_eq!(err.at(u64::MAX - 1).shifted(14).offset(), Some(u64::MAX));
+        // u64::MAX stands for "no offset": a shifted offset saturates just below it.
+        assert_eq!(err.at(u64::MAX - 20).shifted(14).offset(), Some(u64::MAX - 6));
+        assert_eq!(err.at(u64::MAX - 1).shifted(14).offset(), Some(u64::MAX - 1));
+        assert_eq!(err.at(u64::MAX).offset(), None);
     }
 
     #[test]

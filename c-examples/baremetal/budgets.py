@@ -1,12 +1,17 @@
 """The library's share of a bare-metal image, against its budgets.
 
-`python3 budgets.py BUDGETS IMAGE IMAGE.map IMAGE.log` reads from the GNU ld map file the
-bytes that come from libmembrane_frame.a (flash = .text + .rodata + .ARM.exidx; static RAM
-= .data + .bss; debug sections are not counted) and from the program's log the
+`python3 budgets.py BUDGETS IMAGE IMAGE.elf IMAGE.map IMAGE.log` reads from the GNU ld map
+file the bytes that come from libmembrane_frame.a (flash = .text + .rodata + .ARM.exidx;
+static RAM = .data + .bss; debug sections are not counted) and from the program's log the
 `stack <entry point> <bytes>` lines of the painted-stack probe, prints one line per figure
 with its budget from BUDGETS, and exits 1 when a figure is over its budget or has none.
-The largest library functions in the image follow, to show where the bytes are.
+Beside each painted stack figure stands the static bound of the entry point from the
+image's code (static_stack.py); a painted figure above its bound fails too, by more than
+the 16 bytes of arguments a caller of this header passes on the stack at most (which
+the probe counts and the bound does not). The largest library functions in the image
+follow, to show where the bytes are.
 """
+import os
 import re
 import subprocess
 import sys
@@ -52,7 +57,22 @@ def short(name):
     return name.replace("membrane_frame::", "")
 
 
-def main(budgets_path, image, map_path, log_path):
+# Bytes of arguments a call of this header passes on the stack at most (the painted
+# probe counts them, the static bound of the callee does not).
+STACK_ARGUMENTS = 16
+
+
+def static_bounds(elf_path, map_path, entries):
+    """{entry point: static bound in bytes, or None when it has none}."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import static_stack
+
+    table = static_stack.functions(elf_path)
+    indirect = static_stack.address_taken(elf_path, map_path, table)
+    return {entry: static_stack.bound(entry, table, indirect, [], {})[0] for entry in entries}
+
+
+def main(budgets_path, image, elf_path, map_path, log_path):
     kinds = {"text": 0, "rodata": 0, "exidx": 0, "ram": 0}
     functions = []
     for section, size in library_sections(open(map_path).read()):
@@ -68,14 +88,22 @@ def main(budgets_path, image, map_path, log_path):
         if len(words) == 3 and words[0] == "stack" and words[2].isdigit():
             figures[f"stack {words[1]}"] = int(words[2])
     budgets = read_budgets(budgets_path, image)
+    entries = [figure.split()[1] for figure in figures if figure.startswith("stack ")]
+    bounds = static_bounds(elf_path, map_path, entries)
     over = 0
     for figure, value in figures.items():
         budget = budgets.get(figure)
         verdict = "ok" if budget is not None and value <= budget else "OVER" if budget is not None else "NO BUDGET"
+        beside = ""
+        if figure.startswith("stack "):
+            bound = bounds.get(figure.split()[1])
+            beside = f"  static bound {bound}" if bound is not None else "  static bound: none"
+            if bound is None or value > bound + STACK_ARGUMENTS:
+                verdict = "ABOVE ITS STATIC BOUND" if bound is not None else "NO STATIC BOUND"
         over += verdict != "ok"
         label = {"flash": "flash", "ram": "static RAM"}.get(figure, figure)
         shown = "-" if budget is None else str(budget)
-        print(f"budget  {image:<14} {label:<34} {value:>6} of {shown:>6} bytes  {verdict}")
+        print(f"budget  {image:<14} {label:<34} {value:>6} of {shown:>6} bytes  {verdict}{beside}")
     for figure in sorted(set(budgets) - set(figures)):
         print(f"budget  {image:<14} {figure:<34} not measured  FAIL")
         over += 1
@@ -90,4 +118,4 @@ def main(budgets_path, image, map_path, log_path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:5]))
+    sys.exit(main(*sys.argv[1:6]))

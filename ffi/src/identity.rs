@@ -43,6 +43,7 @@ const _: () = assert!(MBR_MAX_SHAPE_DIMS == MAX_SHAPE_DIMS);
 impl mbr_identity {
     /// Storage holding `identity`, or no identity (`has_identity == false` in views;
     /// the identity functions refuse it with `MBR_INVALID_STATE`).
+    #[cfg(feature = "envelope")]
     pub(crate) fn holding(identity: Option<PayloadIdentity<'_>>) -> mbr_identity {
         match identity {
             Some(identity) => object::holding(mbr_identity::EMPTY, identity),
@@ -271,12 +272,26 @@ pub unsafe extern "C" fn mbr_identity_build(
         let values = value_of(values, "values")?;
         let out = Out::new(out, "out")?;
         let shape = input(values.shape, values.shape_len, "shape")?;
+        // The five strings in one loop (FIELD_NAMES starts with them): one copy of the
+        // UTF-8 check and its error, not five.
+        let given = [
+            values.payload_hash,
+            values.model_id,
+            values.model_revision,
+            values.tokenizer_name,
+            values.tokenizer_revision,
+        ];
+        let mut texts = [""; 5];
+        for ((slot, value), name) in texts.iter_mut().zip(given).zip(FIELD_NAMES) {
+            *slot = text(value, name)?;
+        }
+        let [payload_hash, model_id, model_revision, tokenizer_name, tokenizer_revision] = texts;
         let identity = IdentityValues {
-            payload_hash: text(values.payload_hash, "payload_hash")?,
-            model_id: text(values.model_id, "model_id")?,
-            model_revision: text(values.model_revision, "model_revision")?,
-            tokenizer_name: text(values.tokenizer_name, "tokenizer_name")?,
-            tokenizer_revision: text(values.tokenizer_revision, "tokenizer_revision")?,
+            payload_hash,
+            model_id,
+            model_revision,
+            tokenizer_name,
+            tokenizer_revision,
             layer_range: range(values.layer_range),
             head_range: range(values.head_range),
             token_span: range(values.token_span),

@@ -16,9 +16,10 @@
 //!   strings into C buffers.
 //!
 //! Nothing is allocated and there is no global state. The concept modules follow:
-//! [`status`], [`identity`], [`frame`], [`digest`], [`writer`], [`stream`],
-//! [`envelope`], [`hlc`], [`migrate`], [`snapshot`], [`tombstone`], [`refcount`],
-//! [`version`].
+//! [`status`], [`identity`], [`frame`], [`digest`], [`writer`], [`stream`], [`version`]
+//! (the frame path), and `envelope`, `migrate` and the cluster metadata (`hlc`,
+//! `snapshot`, `tombstone`, `refcount`), each behind the Cargo feature of its name
+//! (`cluster` for the four), on by default.
 //!
 //! Unsafe code: the pointer work lives in `out`, `object`, [`slice`] and the two C
 //! callbacks ([`writer`], [`tombstone`]), each block with a `// SAFETY:` note. Those
@@ -51,18 +52,24 @@
 
 mod boundary;
 pub mod digest;
+#[cfg(feature = "envelope")]
 pub mod envelope;
 pub mod frame;
+#[cfg(feature = "cluster")]
 pub mod hlc;
 pub mod identity;
+#[cfg(feature = "migrate")]
 pub mod migrate;
 mod object;
 mod out;
+#[cfg(feature = "cluster")]
 pub mod refcount;
 pub mod slice;
+#[cfg(feature = "cluster")]
 pub mod snapshot;
 pub mod status;
 pub mod stream;
+#[cfg(feature = "cluster")]
 pub mod tombstone;
 pub mod version;
 pub mod writer;

@@ -80,6 +80,7 @@ pub(crate) fn store<C: Opaque>(out: Out<'_, C>, value: C::Value<'_>) {
 }
 
 /// New storage holding `value` (for storage embedded in a view, like `mbr_frame.identity`).
+#[cfg(feature = "envelope")]
 pub(crate) fn holding<C: Opaque>(mut empty: C, value: C::Value<'_>) -> C {
     store(Out::to(&mut empty), value);
     empty

@@ -51,9 +51,11 @@ impl<'o, T> Out<'o, T> {
 }
 
 /// Check several out-parameters; all must be non-NULL.
+#[cfg(feature = "cluster")]
 macro_rules! outs {
     ($($ptr:ident),+ $(,)?) => {
         ($($crate::out::Out::new($ptr, stringify!($ptr))?),+)
     };
 }
+#[cfg(feature = "cluster")]
 pub(crate) use outs;

@@ -21,6 +21,7 @@ pub struct mbr_str {
 
 impl mbr_str {
     /// A static Rust string as an `mbr_str`.
+    #[cfg(feature = "migrate")]
     pub(crate) const fn from_static(text: &'static str) -> mbr_str {
         mbr_str { ptr: text.as_ptr().cast(), len: text.len() }
     }
@@ -87,6 +88,7 @@ pub(crate) fn text<'a>(value: mbr_str, argument: &'static str) -> Result<&'a str
 }
 
 /// A C character buffer as bytes (`c_char` is `i8` or `u8`: same size and alignment).
+#[cfg(feature = "cluster")]
 pub(crate) fn bytes_of(chars: &mut [c_char]) -> &mut [u8] {
     let len = chars.len();
     output(chars.as_mut_ptr().cast::<u8>(), len, "buf").unwrap_or_default()
@@ -126,6 +128,7 @@ pub(crate) fn write_out(
 /// The convention of the calls that write into a buffer but have no `mbr_error`:
 /// `*written` gets the length written, or — on `buffer_too_small`, with the buffer
 /// untouched — the length needed (`(NULL, 0)` asks for it).
+#[cfg(any(feature = "envelope", feature = "cluster"))]
 pub(crate) fn report_written(written: Out<'_, usize>, result: Result<usize, Error>) -> Result<(), Error> {
     match result {
         Ok(len) => written.write(len),

@@ -2,6 +2,7 @@
 //! names and classes, and the optional error detail (`mbr_error`).
 
 use crate::boundary::guard;
+#[cfg(feature = "status-names")]
 use crate::slice::{name_table, NameTable, NAME_WIDTH};
 use core::ffi::c_char;
 use membrane::{Error, ErrorClass, ErrorCode};
@@ -149,17 +150,21 @@ const _: () = {
 };
 
 /// The SPEC §8 names of every code (from [`ErrorCode::name`]), NUL-terminated.
+#[cfg(feature = "status-names")]
 #[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
 static CODE_NAMES: NameTable<{ ErrorCode::ALL.len() }, NAME_WIDTH> = name_table!(ErrorCode::ALL, name, NAME_WIDTH);
 
 /// Width of a NUL-terminated description.
+#[cfg(feature = "status-names")]
 const DESCRIPTION_WIDTH: usize = 128;
 
 /// The one-line descriptions of every code (from [`ErrorCode::description`]).
+#[cfg(feature = "status-names")]
 #[allow(clippy::indexing_slicing)] // const evaluation: an out-of-range index fails the build
 static DESCRIPTIONS: NameTable<{ ErrorCode::ALL.len() }, DESCRIPTION_WIDTH> =
     name_table!(ErrorCode::ALL, description, DESCRIPTION_WIDTH);
 
+#[cfg(feature = "status-names")]
 fn code_index(status: u32) -> Option<usize> {
     ErrorCode::ALL.iter().position(|code| code.number() == status)
 }
@@ -167,6 +172,7 @@ fn code_index(status: u32) -> Option<usize> {
 /// The SPEC §8 name of a status: `"ok"`, `"trailer_mismatch"`, `"null_pointer"`, ...;
 /// `"panic"` for `MBR_PANIC` and `"unknown"` for a number that is no status. Never
 /// NULL; the string is static.
+#[cfg(feature = "status-names")]
 #[no_mangle]
 #[must_use]
 pub extern "C" fn mbr_status_name(status: u32) -> *const c_char {
@@ -179,6 +185,7 @@ pub extern "C" fn mbr_status_name(status: u32) -> *const c_char {
 }
 
 /// A one-line English description of a status. Never NULL; the string is static.
+#[cfg(feature = "status-names")]
 #[no_mangle]
 #[must_use]
 pub extern "C" fn mbr_status_str(status: u32) -> *const c_char {
@@ -206,6 +213,7 @@ pub extern "C" fn mbr_status_class(status: u32) -> u32 {
 
 /// The name of a class: `"none"`, `"schema"`, `"corrupt"`, `"usage"`, `"io"`, or
 /// `"unknown"`. Never NULL; the string is static.
+#[cfg(feature = "status-names")]
 #[no_mangle]
 #[must_use]
 pub extern "C" fn mbr_class_name(class: u32) -> *const c_char {
@@ -241,7 +249,8 @@ pub struct mbr_error {
     /// NUL-terminated; empty when none.
     pub field: [c_char; 32],
     /// The whole error as one line, e.g. `identity_field at byte 71 (layer_range):
-    /// range start is after its end`, NUL-terminated (cut at 127 bytes).
+    /// range start is after its end`, NUL-terminated (cut at 127 bytes). Empty in a
+    /// library built without the `error-text` feature (a firmware's size choice).
     pub message: [c_char; 128],
 }
 
@@ -261,19 +270,22 @@ impl<'b> CText<'b> {
     }
 
     fn push(&mut self, text: &str) {
-        for ch in text.chars() {
-            let mut utf8 = [0u8; 4];
-            let bytes = ch.encode_utf8(&mut utf8).as_bytes();
-            let end = self.len + bytes.len();
-            if self.cut || end >= self.out.len() {
-                self.cut = true;
-                return;
-            }
-            for (slot, &byte) in self.out.iter_mut().skip(self.len).zip(bytes) {
-                *slot = byte as c_char;
-            }
-            self.len = end;
+        if self.cut {
+            return;
         }
+        // The longest head of `text` that leaves room for the NUL, cut where a
+        // character starts.
+        let room = self.out.len().saturating_sub(self.len + 1);
+        let mut end = text.len().min(room);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let head = text.as_bytes().get(..end).unwrap_or(&[]);
+        for (slot, &byte) in self.out.iter_mut().skip(self.len).zip(head) {
+            *slot = byte as c_char;
+        }
+        self.len += head.len();
+        self.cut = head.len() < text.len();
     }
 }
 
@@ -291,8 +303,11 @@ impl mbr_error {
         self.offset = err.offset().unwrap_or(MBR_NO_OFFSET);
         self.needed = err.needed().unwrap_or(0);
         CText::new(&mut self.field).push(err.field().unwrap_or(""));
-        let mut message = CText::new(&mut self.message);
-        err.message_pieces(|piece| message.push(piece));
+        #[cfg(feature = "error-text")]
+        {
+            let mut message = CText::new(&mut self.message);
+            err.message_pieces(|piece| message.push(piece));
+        }
     }
 
     /// The detail of a panic, into this blank detail.
@@ -335,5 +350,17 @@ mod tests {
         // Nothing after a cut, even a piece that would fit.
         cut.push("!");
         assert_eq!(text(out.as_ptr()), "identit");
+        // A cut falls where a character starts: "é" (2 bytes) does not fit in the
+        // last byte before the NUL, and nothing is written in its place.
+        let mut out = [1 as c_char; 6];
+        let mut cut = CText::new(&mut out);
+        cut.push("ab");
+        cut.push("cdé");
+        // The byte left free does not take a later piece either.
+        cut.push("x");
+        assert_eq!(text(out.as_ptr()), "abcd");
+        let mut out = [1 as c_char; 7];
+        CText::new(&mut out).push("abcdé");
+        assert_eq!(text(out.as_ptr()), "abcdé");
     }
 }

@@ -4,8 +4,8 @@ use super::{InclusiveRange, PayloadIdentity};
 use crate::digest::{Sha256Digest, Sha256Hasher};
 use crate::error::Error;
 use crate::frame::trailing_spaces;
-use crate::json::write_escaped;
-use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
+use crate::json::escape;
+use crate::sink::{encoded_len_of, write_erased, write_into_checked, writes_exactly, ByteSink, ErasedSink, Stopped};
 
 /// Write a non-negative integer in shortest decimal form.
 pub(crate) fn write_u64<S: ByteSink + ?Sized>(sink: &mut S, value: u64) -> Result<(), S::Error> {
@@ -20,7 +20,7 @@ pub(crate) fn write_i64<S: ByteSink + ?Sized>(sink: &mut S, value: i64) -> Resul
     write_u64(sink, value.unsigned_abs())
 }
 
-fn write_range<S: ByteSink + ?Sized>(sink: &mut S, range: InclusiveRange) -> Result<(), S::Error> {
+fn write_range(sink: &mut ErasedSink<'_>, range: InclusiveRange) -> Result<(), Stopped> {
     sink.write_bytes(b"[")?;
     write_i64(sink, range.start)?;
     sink.write_bytes(b",")?;
@@ -32,6 +32,13 @@ impl PayloadIdentity<'_> {
     /// Write the canonical serialisation: compact, keys sorted, pure ASCII — byte for
     /// byte Python's `json.dumps(d, sort_keys=True, separators=(",", ":"))`.
     pub fn write_canonical<S: ByteSink + ?Sized>(&self, sink: &mut S) -> Result<(), S::Error> {
+        write_erased(sink, |sink| self.canonical(sink))
+    }
+
+    /// [`write_canonical`](Self::write_canonical) compiled once for every sink type (not
+    /// inlined: a copy specialised to the sink at hand is what the erasure avoids).
+    #[inline(never)]
+    fn canonical(&self, sink: &mut ErasedSink<'_>) -> Result<(), Stopped> {
         sink.write_bytes(b"{\"dtype\":\"")?;
         sink.write_bytes(self.dtype.name().as_bytes())?;
         sink.write_bytes(b"\",\"head_range\":")?;
@@ -39,11 +46,11 @@ impl PayloadIdentity<'_> {
         sink.write_bytes(b",\"layer_range\":")?;
         write_range(sink, self.layer_range)?;
         sink.write_bytes(b",\"model_id\":")?;
-        write_escaped(sink, &self.model_id)?;
+        escape(sink, &self.model_id)?;
         sink.write_bytes(b",\"model_revision\":")?;
-        write_escaped(sink, &self.model_revision)?;
+        escape(sink, &self.model_revision)?;
         sink.write_bytes(b",\"payload_hash\":")?;
-        write_escaped(sink, &self.payload_hash)?;
+        escape(sink, &self.payload_hash)?;
         sink.write_bytes(b",\"shape\":[")?;
         for (i, &dim) in self.shape.iter().enumerate() {
             if i > 0 {
@@ -54,9 +61,9 @@ impl PayloadIdentity<'_> {
         sink.write_bytes(b"],\"token_span\":")?;
         write_range(sink, self.token_span)?;
         sink.write_bytes(b",\"tokenizer_name\":")?;
-        write_escaped(sink, &self.tokenizer_name)?;
+        escape(sink, &self.tokenizer_name)?;
         sink.write_bytes(b",\"tokenizer_revision\":")?;
-        write_escaped(sink, &self.tokenizer_revision)?;
+        escape(sink, &self.tokenizer_revision)?;
         sink.write_bytes(b"}")
     }
 
@@ -76,7 +83,12 @@ impl PayloadIdentity<'_> {
     /// # Ok::<(), membrane_frame::Error>(())
     /// ```
     pub fn write_declaration_order<S: ByteSink + ?Sized>(&self, sink: &mut S) -> Result<(), S::Error> {
-        fn spaced_range<S: ByteSink + ?Sized>(sink: &mut S, range: InclusiveRange) -> Result<(), S::Error> {
+        write_erased(sink, |sink| self.declaration_order(sink))
+    }
+
+    /// [`write_declaration_order`](Self::write_declaration_order) compiled once.
+    fn declaration_order(&self, sink: &mut ErasedSink<'_>) -> Result<(), Stopped> {
+        fn spaced_range(sink: &mut ErasedSink<'_>, range: InclusiveRange) -> Result<(), Stopped> {
             sink.write_bytes(b"[")?;
             write_i64(sink, range.start)?;
             sink.write_bytes(b", ")?;
@@ -84,15 +96,15 @@ impl PayloadIdentity<'_> {
             sink.write_bytes(b"]")
         }
         sink.write_bytes(b"{\"payload_hash\": ")?;
-        write_escaped(sink, &self.payload_hash)?;
+        escape(sink, &self.payload_hash)?;
         sink.write_bytes(b", \"model_id\": ")?;
-        write_escaped(sink, &self.model_id)?;
+        escape(sink, &self.model_id)?;
         sink.write_bytes(b", \"model_revision\": ")?;
-        write_escaped(sink, &self.model_revision)?;
+        escape(sink, &self.model_revision)?;
         sink.write_bytes(b", \"tokenizer_name\": ")?;
-        write_escaped(sink, &self.tokenizer_name)?;
+        escape(sink, &self.tokenizer_name)?;
         sink.write_bytes(b", \"tokenizer_revision\": ")?;
-        write_escaped(sink, &self.tokenizer_revision)?;
+        escape(sink, &self.tokenizer_revision)?;
         sink.write_bytes(b", \"layer_range\": ")?;
         spaced_range(sink, self.layer_range)?;
         sink.write_bytes(b", \"head_range\": ")?;

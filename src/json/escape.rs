@@ -1,7 +1,7 @@
 //! Writing strings the way Python's `json.dumps` does with `ensure_ascii=True` (SPEC §2.3).
 
 use super::string::JsonStr;
-use crate::sink::ByteSink;
+use crate::sink::{write_erased, ByteSink, ErasedSink, Stopped};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -25,6 +25,12 @@ fn copies_verbatim(b: u8) -> bool {
 /// assert_eq!(sink.written(), br#""\u00e8\"/\n""#);
 /// ```
 pub fn write_escaped<S: ByteSink + ?Sized>(sink: &mut S, value: &JsonStr<'_>) -> Result<(), S::Error> {
+    write_erased(sink, |sink| escape(sink, value))
+}
+
+/// [`write_escaped`] compiled once for every sink type (see [`write_erased`]).
+#[inline(never)]
+pub(crate) fn escape(sink: &mut ErasedSink<'_>, value: &JsonStr<'_>) -> Result<(), Stopped> {
     sink.write_bytes(b"\"")?;
     match value.as_str() {
         Some(plain) => write_plain(sink, plain)?,
@@ -38,7 +44,7 @@ pub fn write_escaped<S: ByteSink + ?Sized>(sink: &mut S, value: &JsonStr<'_>) ->
 }
 
 /// Copy runs of verbatim bytes in one call each; escape what lies between them.
-fn write_plain<S: ByteSink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::Error> {
+fn write_plain(sink: &mut ErasedSink<'_>, text: &str) -> Result<(), Stopped> {
     let mut rest = text;
     while !rest.is_empty() {
         let run = rest.bytes().position(|b| !copies_verbatim(b)).unwrap_or(rest.len());
@@ -55,7 +61,7 @@ fn write_plain<S: ByteSink + ?Sized>(sink: &mut S, text: &str) -> Result<(), S::
     Ok(())
 }
 
-fn write_char<S: ByteSink + ?Sized>(sink: &mut S, ch: char) -> Result<(), S::Error> {
+fn write_char(sink: &mut ErasedSink<'_>, ch: char) -> Result<(), Stopped> {
     let two = |c: u8| [b'\\', c];
     match ch {
         '"' => sink.write_bytes(&two(b'"')),

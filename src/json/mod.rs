@@ -34,6 +34,7 @@ pub(crate) fn text_str(text: &[u8]) -> Result<&str, core::str::Utf8Error> {
 }
 
 pub use error::{JsonError, JsonErrorKind};
+pub(crate) use escape::escape;
 pub use escape::write_escaped;
 pub(crate) use nested::{keys_before, skip_nested};
 pub(crate) use number::scan_number;

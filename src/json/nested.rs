@@ -16,7 +16,7 @@
 
 use super::error::{JsonError, JsonErrorKind};
 use super::number::scan_number;
-use super::reader::{literal_end, mark_kind, utf8_aware, Limits, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
+use super::reader::{literal_end, utf8_aware, BitStack, Limits, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
 use super::string::JsonStr;
 use super::whitespace::whitespace_end;
 
@@ -57,7 +57,7 @@ pub(crate) fn skip_nested(
         outer_depth: depth,
         depth,
         max_depth: limits.max_depth.min(MAX_DEPTH),
-        kinds: [0; (MAX_DEPTH as usize) / 64],
+        kinds: BitStack::EMPTY,
         object_start: [0; CACHED_LEVELS],
         object_keys: [0; CACHED_LEVELS],
         open_keys,
@@ -75,7 +75,7 @@ struct Nested<'a> {
     depth: u32,
     max_depth: u32,
     /// Bit `d` set: the container at depth `d + 1` is an object.
-    kinds: [u64; (MAX_DEPTH as usize) / 64],
+    kinds: BitStack,
     /// Per level `d` below [`CACHED_LEVELS`]: where the object at depth `d + 1` starts
     /// and how many keys it has so far.
     object_start: [usize; CACHED_LEVELS],
@@ -94,8 +94,7 @@ impl Nested<'_> {
     }
 
     fn in_object(&self) -> bool {
-        let index = self.depth.saturating_sub(1) as usize;
-        self.kinds.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
+        self.kinds.get(self.depth.saturating_sub(1) as usize)
     }
 
     fn run(&mut self) -> Result<usize, JsonError> {
@@ -148,7 +147,7 @@ impl Nested<'_> {
             return self.error(JsonErrorKind::DepthExceeded, self.pos);
         }
         let index = self.depth as usize;
-        mark_kind(&mut self.kinds, index, object);
+        self.kinds.set(index, object);
         if let (true, Some(start), Some(keys)) =
             (object, self.object_start.get_mut(index), self.object_keys.get_mut(index))
         {

@@ -105,12 +105,12 @@ pub struct Reader<'a, const KEYS: usize = DEFAULT_KEY_CAPACITY> {
     depth: u32,
     max_depth: u32,
     /// Bit `d` set: the container at depth `d + 1` is an object.
-    kinds: [u64; (MAX_DEPTH as usize) / 64],
+    kinds: BitStack,
     expect: Expect,
     keys: heapless::Vec<KeySlot, KEYS>,
     /// Bit `d` set: the object at depth `d + 1` checks its own keys (see
     /// [`defer_duplicate_check`](Self::defer_duplicate_check)).
-    deferred: [u64; (MAX_DEPTH as usize) / 64],
+    deferred: BitStack,
     /// The text is known to be valid (a re-walk): no key is recorded at all.
     trusted: bool,
     failed: Option<JsonError>,
@@ -131,10 +131,10 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
             event_start: pos,
             depth: 0,
             max_depth: limits.max_depth.min(MAX_DEPTH),
-            kinds: [0; (MAX_DEPTH as usize) / 64],
+            kinds: BitStack::EMPTY,
             expect: Expect::Value,
             keys: heapless::Vec::new(),
-            deferred: [0; (MAX_DEPTH as usize) / 64],
+            deferred: BitStack::EMPTY,
             trusted: false,
             failed: None,
         }
@@ -151,17 +151,13 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
     /// search (see `docs/design.md`).
     pub fn defer_duplicate_check(&mut self) {
         if self.in_object() {
-            let index = self.depth.saturating_sub(1) as usize;
-            if let Some(word) = self.deferred.get_mut(index / 64) {
-                *word |= 1u64 << (index % 64);
-            }
+            self.deferred.set(self.depth.saturating_sub(1) as usize, true);
         }
     }
 
     /// Whether the innermost open object checks its own keys.
     fn deferred_here(&self) -> bool {
-        let index = self.depth.saturating_sub(1) as usize;
-        self.deferred.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
+        self.deferred.get(self.depth.saturating_sub(1) as usize)
     }
 
     /// Record no keys at all: for walking again over a text that a full reader has
@@ -322,8 +318,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
 
     #[inline(always)]
     fn in_object(&self) -> bool {
-        let index = self.depth.saturating_sub(1) as usize;
-        self.kinds.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
+        self.kinds.get(self.depth.saturating_sub(1) as usize)
     }
 
     #[inline(always)]
@@ -410,7 +405,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         if self.depth >= self.max_depth {
             return self.error(JsonErrorKind::DepthExceeded, self.pos);
         }
-        mark_kind(&mut self.kinds, self.depth as usize, object);
+        self.kinds.set(self.depth as usize, object);
         self.depth += 1;
         self.pos += 1;
         if object {
@@ -430,10 +425,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
             while self.keys.last().is_some_and(|slot| slot.depth == depth) {
                 self.keys.pop();
             }
-            let index = self.depth.saturating_sub(1) as usize;
-            if let Some(word) = self.deferred.get_mut(index / 64) {
-                *word &= !(1u64 << (index % 64));
-            }
+            self.deferred.set(self.depth.saturating_sub(1) as usize, false);
         }
         self.depth -= 1;
         self.pos += 1;
@@ -543,16 +535,32 @@ pub(crate) fn valid_prefix(text: &[u8]) -> (&str, Option<usize>) {
     }
 }
 
-/// Record in a bit stack of container kinds (bit `index`: the container at depth
-/// `index + 1`) whether that container is an object.
-#[inline(always)]
-pub(crate) fn mark_kind(kinds: &mut [u64], index: usize, object: bool) {
-    if let Some(word) = kinds.get_mut(index / 64) {
-        let bit = 1u64 << (index % 64);
-        if object {
-            *word |= bit;
-        } else {
-            *word &= !bit;
+/// One bit per nesting level, up to [`MAX_DEPTH`]: which open containers are objects,
+/// which objects check their own keys. In machine words, so that a 32-bit CPU shifts
+/// its own integers rather than pairs of them.
+#[derive(Clone, Copy)]
+pub(crate) struct BitStack([usize; MAX_DEPTH as usize / usize::BITS as usize]);
+
+impl BitStack {
+    pub(crate) const EMPTY: BitStack = BitStack([0; MAX_DEPTH as usize / usize::BITS as usize]);
+
+    /// The bit of level `index` (false beyond [`MAX_DEPTH`]).
+    #[inline(always)]
+    pub(crate) fn get(&self, index: usize) -> bool {
+        let (word, bit) = (index / usize::BITS as usize, index % usize::BITS as usize);
+        self.0.get(word).is_some_and(|word| word >> bit & 1 == 1)
+    }
+
+    /// Set the bit of level `index` (nothing beyond [`MAX_DEPTH`]).
+    #[inline(always)]
+    pub(crate) fn set(&mut self, index: usize, value: bool) {
+        let (word, bit) = (index / usize::BITS as usize, index % usize::BITS as usize);
+        if let Some(word) = self.0.get_mut(word) {
+            if value {
+                *word |= 1 << bit;
+            } else {
+                *word &= !(1 << bit);
+            }
         }
     }
 }

@@ -254,8 +254,8 @@ fn hex4(digits: Option<&[u8]>) -> Option<u32> {
 
 /// Bytes that may stand in a string without any check beyond "not special": all but
 /// `"`, `\\` and the controls below 0x20. (The text is a `str`, so the bytes of
-/// multi-byte characters are already known to be valid.) [`plain_prefix`] tests eight
-/// at a time; this is its definition, for the tests.
+/// multi-byte characters are already known to be valid.) [`plain_prefix`] tests a
+/// word at a time; this is its definition, for the tests.
 #[cfg(test)]
 fn is_plain(b: u8) -> bool {
     b >= 0x20 && b != b'"' && b != b'\\'
@@ -263,14 +263,15 @@ fn is_plain(b: u8) -> bool {
 
 /// Length of the leading run of plain bytes (see [`is_plain`]) of `bytes`.
 ///
-/// Eight bytes at a time: a word holds a byte below 0x20, `"` or `\\` exactly when one
-/// of these classic tests ("Bit Twiddling Hacks": `hasless`, `haszero`) sets a high
-/// bit of a byte that is not itself above 0x7F, and the lowest such bit marks the first
-/// such byte exactly (a borrow or carry only runs upward from a byte that matched).
-/// The last partial word is padded with `"`, so no byte is looked at alone.
+/// A machine word ([`WORD`] bytes) at a time: a word holds a byte below 0x20, `"` or
+/// `\\` exactly when one of these classic tests ("Bit Twiddling Hacks": `hasless`,
+/// `haszero`) sets a high bit of a byte that is not itself above 0x7F, and the lowest
+/// such bit marks the first such byte exactly (a borrow or carry only runs upward from
+/// a byte that matched). The last partial word is padded with `"`, so no byte is looked
+/// at alone.
 ///
-/// On x86-64, sixteen bytes a step first (`json::sse2`); the eight-byte words
-/// take the last fifteen bytes and every other target.
+/// On x86-64, sixteen bytes a step first (`json::sse2`); the words take the last
+/// fifteen bytes and every other target.
 #[inline]
 fn plain_prefix(bytes: &[u8]) -> usize {
     let mut run = 0;
@@ -282,35 +283,40 @@ fn plain_prefix(bytes: &[u8]) -> usize {
         }
         run += 16;
     }
-    let mut chunks = bytes.get(run..).unwrap_or(&[]).chunks_exact(8);
+    let mut chunks = bytes.get(run..).unwrap_or(&[]).chunks_exact(WORD);
     for chunk in &mut chunks {
-        let mut word = [0u8; 8];
+        let mut word = [0u8; WORD];
         word.copy_from_slice(chunk);
-        let special = special_bytes(u64::from_le_bytes(word));
+        let special = special_bytes(usize::from_le_bytes(word));
         if special != 0 {
             return run + (special.trailing_zeros() / 8) as usize;
         }
-        run += 8;
+        run += WORD;
     }
     let rest = chunks.remainder();
-    let mut word = [b'"'; 8];
+    let mut word = [b'"'; WORD];
     if let Some(head) = word.get_mut(..rest.len()) {
         head.copy_from_slice(rest);
     }
-    let special = special_bytes(u64::from_le_bytes(word));
+    let special = special_bytes(usize::from_le_bytes(word));
     run + ((special.trailing_zeros() / 8) as usize).min(rest.len())
 }
 
+/// Bytes in a machine word: [`plain_prefix`] works in the CPU's own integers (eight
+/// bytes a step on 64-bit CPUs, four on 32-bit ones, where `u64` arithmetic would take
+/// pairs of instructions and twice the code).
+const WORD: usize = core::mem::size_of::<usize>();
+
 /// The high bit of every byte of `x` that is not plain, and possibly of bytes above
-/// the lowest such byte (see [`plain_prefix`]); 0 when all eight are plain.
+/// the lowest such byte (see [`plain_prefix`]); 0 when all are plain.
 #[inline(always)]
-fn special_bytes(x: u64) -> u64 {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v;
+fn special_bytes(x: usize) -> usize {
+    const ONES: usize = usize::from_le_bytes([0x01; WORD]);
+    const HIGH: usize = usize::from_le_bytes([0x80; WORD]);
+    let has_zero = |v: usize| v.wrapping_sub(ONES) & !v;
     let control = x.wrapping_sub(ONES * 0x20);
-    let quote = has_zero(x ^ (ONES * u64::from(b'"')));
-    let backslash = has_zero(x ^ (ONES * u64::from(b'\\')));
+    let quote = has_zero(x ^ (ONES * usize::from(b'"')));
+    let backslash = has_zero(x ^ (ONES * usize::from(b'\\')));
     // `& !x`: a byte above 0x7F is never special (and sets a high bit in all three).
     (control | quote | backslash) & !x & HIGH
 }
