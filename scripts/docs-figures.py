@@ -94,6 +94,9 @@ MEASUREMENTS = {
     "baremetal-features": Measurement(
         "docs/c-abi.md", "make -s -C c-examples baremetal-feature-cost", keep=r"^features ", minutes=4
     ),
+    "baremetal-anchors": Measurement(
+        "docs/c-abi.md", "make -s -C c-examples baremetal-anchors", keep=r"^anchor ", minutes=2
+    ),
     "baremetal-sha": Measurement(
         "docs/c-abi.md", "make -s -C c-examples baremetal-sha-cost", keep=r"^(sha256|FAIL)", minutes=3
     ),

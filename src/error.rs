@@ -238,7 +238,7 @@ impl Error {
         Error::new(ErrorCode::Io, reason).in_field(argument)
     }
 
-    /// A `buffer_too_small` error that reports the size needed.
+    /// A `buffer_too_small` error that reports the size needed (`u64::MAX`: not known).
     pub const fn buffer_too_small(needed: u64) -> Error {
         let mut err = Error::new(ErrorCode::BufferTooSmall, "output buffer too small");
         err.needed = needed;

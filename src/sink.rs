@@ -200,8 +200,8 @@ impl<S: ByteSink + ?Sized, const N: usize> ByteSink for BufferedSink<'_, S, N> {
     }
 }
 
-/// A sink seen through [`write_erased`]: its failure is kept there, and the writer only
-/// learns that it must stop.
+/// The error of a sink seen through [`write_erased`]: the sink's own error is kept
+/// there, and the writer only learns that it must stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stopped;
 
