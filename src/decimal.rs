@@ -9,33 +9,18 @@
 /// zeros, `"0"` for 0).
 pub(crate) fn decimal(value: u64, digits: &mut [u8; 20]) -> &[u8] {
     #[cfg(target_pointer_width = "64")]
-    let start = by_division(value, digits);
+    let start = by_division(value, digits, divide_natively);
     #[cfg(not(target_pointer_width = "64"))]
-    let start = by_halves(value, digits);
+    let start = by_division(value, digits, divide_by_ten);
     digits.get(start..).unwrap_or(&[])
 }
 
-/// [`decimal`] by dividing by ten: the index of the first digit.
-#[cfg(any(test, target_pointer_width = "64"))]
-fn by_division(mut value: u64, digits: &mut [u8; 20]) -> usize {
+/// [`decimal`] by dividing by ten with `divide` (quotient and remainder): the index of
+/// the first digit.
+fn by_division(mut value: u64, digits: &mut [u8; 20], divide: fn(u64) -> (u64, u8)) -> usize {
     let mut start = digits.len();
     for slot in digits.iter_mut().rev() {
-        *slot = b'0' + (value % 10) as u8;
-        start -= 1;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    start
-}
-
-/// [`decimal`] by dividing by ten with [`divide_by_ten`]: the index of the first digit.
-#[cfg(any(test, not(target_pointer_width = "64")))]
-fn by_halves(mut value: u64, digits: &mut [u8; 20]) -> usize {
-    let mut start = digits.len();
-    for slot in digits.iter_mut().rev() {
-        let (quotient, digit) = divide_by_ten(value);
+        let (quotient, digit) = divide(value);
         *slot = b'0' + digit;
         start -= 1;
         value = quotient;
@@ -44,6 +29,12 @@ fn by_halves(mut value: u64, digits: &mut [u8; 20]) -> usize {
         }
     }
     start
+}
+
+/// `value / 10` and `value % 10` in the CPU's own 64-bit division.
+#[cfg(any(test, target_pointer_width = "64"))]
+fn divide_natively(value: u64) -> (u64, u8) {
+    (value / 10, (value % 10) as u8)
 }
 
 /// `value / 10` and `value % 10` by long division in 16-bit steps: each step divides a
@@ -83,10 +74,10 @@ mod tests {
         }
         for value in values {
             let mut digits = [0u8; 20];
-            let start = by_division(value, &mut digits);
+            let start = by_division(value, &mut digits, divide_natively);
             assert_eq!(&digits[start..], format!("{value}").as_bytes());
             let mut digits = [0u8; 20];
-            let start = by_halves(value, &mut digits);
+            let start = by_division(value, &mut digits, divide_by_ten);
             assert_eq!(&digits[start..], format!("{value}").as_bytes(), "{value}");
             assert_eq!(decimal(value, &mut [0u8; 20]), format!("{value}").as_bytes());
         }

@@ -539,22 +539,24 @@ pub(crate) fn valid_prefix(text: &[u8]) -> (&str, Option<usize>) {
 /// which objects check their own keys. In machine words, so that a 32-bit CPU shifts
 /// its own integers rather than pairs of them.
 #[derive(Clone, Copy)]
-pub(crate) struct BitStack([usize; MAX_DEPTH as usize / usize::BITS as usize]);
+pub(crate) struct BitStack([usize; MAX_DEPTH as usize / WORD_BITS]);
+
+const WORD_BITS: usize = usize::BITS as usize;
 
 impl BitStack {
-    pub(crate) const EMPTY: BitStack = BitStack([0; MAX_DEPTH as usize / usize::BITS as usize]);
+    pub(crate) const EMPTY: BitStack = BitStack([0; MAX_DEPTH as usize / WORD_BITS]);
 
     /// The bit of level `index` (false beyond [`MAX_DEPTH`]).
     #[inline(always)]
     pub(crate) fn get(&self, index: usize) -> bool {
-        let (word, bit) = (index / usize::BITS as usize, index % usize::BITS as usize);
+        let (word, bit) = (index / WORD_BITS, index % WORD_BITS);
         self.0.get(word).is_some_and(|word| word >> bit & 1 == 1)
     }
 
     /// Set the bit of level `index` (nothing beyond [`MAX_DEPTH`]).
     #[inline(always)]
     pub(crate) fn set(&mut self, index: usize, value: bool) {
-        let (word, bit) = (index / usize::BITS as usize, index % usize::BITS as usize);
+        let (word, bit) = (index / WORD_BITS, index % WORD_BITS);
         if let Some(word) = self.0.get_mut(word) {
             if value {
                 *word |= 1 << bit;
