@@ -76,14 +76,18 @@ impl Message {
         tenant_id: &str,
         identity: PyRef<'_, Identity>,
         payload_ref: Option<&str>,
-        payload_size: u64,
+        payload_size: i128,
         ttl: f64,
         reuse_score: f64,
-        version_id: u64,
+        version_id: i128,
         consistency: &str,
-        hlc: u64,
+        hlc: i128,
         fingerprint_compat: Option<&str>,
     ) -> PyResult<Message> {
+        let payload_size =
+            field_u64(py, "payload_size", payload_size, "payload_size must be an integer in 0..=2^64-1")?;
+        let version_id = field_u64(py, "version_id", version_id, "version_id must be an integer in 1..=2^63-1")?;
+        let hlc = field_u64(py, "hlc", hlc, "hlc must be an integer in 0..=2^64-1")?;
         let consistency = Consistency::from_name(consistency).ok_or_else(|| {
             errors::raise(
                 py,
@@ -187,6 +191,12 @@ impl Message {
         Ok(self.parsed(py)?.fingerprint_compat().map_or_else(String::new, |digest| digest.to_hex().to_string()))
     }
 
+    /// Pickling and `copy`: the message is rebuilt from its kept text.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let restore = py.import("membrane_frame._native")?.getattr("_restore_message")?;
+        Ok((restore, (PyBytes::new(py, &self.text),)))
+    }
+
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
         match other.cast::<Message>() {
             Ok(other) => Ok(self.parsed(py)? == other.get().parsed(py)?),
@@ -206,11 +216,44 @@ impl Message {
     }
 }
 
-/// The model-compatibility hash (SPEC §3.3) as 64 hex digits.
+/// Check a tenant id by the envelope's rule (SPEC §3.1); raises `SchemaError`
+/// (`envelope_field`, a `ValueError`) naming what is wrong.
+#[pyfunction]
+pub fn check_tenant_id(py: Python<'_>, tenant_id: &str) -> PyResult<()> {
+    membrane::envelope::check_tenant_id(tenant_id).or_raise(py)
+}
+
+/// A Python integer for an envelope field that is a `u64` (its own rule, such as
+/// `version_id >= 1`, is the builder's): out of that range is `envelope_field`.
+fn field_u64(py: Python<'_>, field: &str, value: i128, reason: &str) -> PyResult<u64> {
+    u64::try_from(value).map_err(|_| {
+        errors::raise(
+            py,
+            ErrorCode::EnvelopeField,
+            None,
+            Some(field),
+            reason,
+            format!("envelope_field ({field}): {value} is out of range: {reason}"),
+        )
+    })
+}
+
+/// Unpickle a message from the text `__reduce__` kept (validated again).
+#[pyfunction]
+pub fn _restore_message(py: Python<'_>, text: &[u8]) -> PyResult<Message> {
+    FragmentMessage::parse(text).or_raise(py)?;
+    Ok(Message { text: text.into() })
+}
+
+/// The model-compatibility hash (SPEC §3.3) as 64 hex digits. The values follow the
+/// Python implementation's `ModelCompatibilityFingerprint` rules: `model_id`,
+/// `tokenizer_name` and `dtype` not empty and layout versions `>= 0`, else
+/// `UsageError` (a `ValueError`).
 #[pyfunction]
 #[pyo3(signature = (model_id, model_revision, tokenizer_name, tokenizer_revision, dtype, config_hash = "", model_layout_version = 0, tokenizer_layout_version = 0))]
 #[allow(clippy::too_many_arguments)]
 pub fn fingerprint_compat(
+    py: Python<'_>,
     model_id: &str,
     model_revision: &str,
     tokenizer_name: &str,
@@ -219,7 +262,7 @@ pub fn fingerprint_compat(
     config_hash: &str,
     model_layout_version: i64,
     tokenizer_layout_version: i64,
-) -> String {
+) -> PyResult<String> {
     let inputs = CompatInputs {
         model_id,
         model_revision,
@@ -230,5 +273,6 @@ pub fn fingerprint_compat(
         dtype,
         config_hash,
     };
-    inputs.fingerprint().to_hex().to_string()
+    inputs.check().or_raise(py)?;
+    Ok(inputs.fingerprint().to_hex().to_string())
 }

@@ -1,18 +1,35 @@
-//! Library errors as Python exceptions: `MembraneError` with the SPEC §8 `code`, its
-//! `class_`, and the `offset` and `field` it concerns; `SchemaError` and
-//! `CorruptPayloadError` for the two format classes (the names the Python
-//! implementation raises, so `except SchemaError` keeps its meaning), `UsageError` for
-//! misuse of the API.
+//! Library errors as Python exceptions. The classes are defined in Python
+//! (`membrane_frame/_errors.py`), where they can take several bases (the Python
+//! implementation's hierarchy and `ValueError`), and are looked up here once.
+//! `MembraneError` carries the SPEC §8 `code`, its `class_`, and the `offset`, `field`
+//! and `reason` it concerns; `SchemaError` and `CorruptPayloadError` are the two format
+//! classes, `UsageError` the misuse of the API.
 
 use membrane::{Error, ErrorClass, ErrorCode};
-use pyo3::create_exception;
-use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
 
-create_exception!(membrane_frame, MembraneError, PyException, "A Membrane format error (SPEC section 8).");
-create_exception!(membrane_frame, SchemaError, MembraneError, "Wrong format or version: do not retry; maybe migrate.");
-create_exception!(membrane_frame, CorruptPayloadError, MembraneError, "Our format, damaged bytes.");
-create_exception!(membrane_frame, UsageError, MembraneError, "The API was misused (a bad argument or state).");
+/// The exception classes of `membrane_frame._errors`, by error class.
+struct Classes {
+    schema: Py<PyType>,
+    corrupt: Py<PyType>,
+    usage: Py<PyType>,
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+
+fn classes(py: Python<'_>) -> PyResult<&Classes> {
+    CLASSES.get_or_try_init(py, || {
+        let module = py.import("membrane_frame._errors")?;
+        let class = |name: &str| -> PyResult<Py<PyType>> { Ok(module.getattr(name)?.cast_into::<PyType>()?.unbind()) };
+        Ok(Classes {
+            schema: class("SchemaError")?,
+            corrupt: class("CorruptPayloadError")?,
+            usage: class("UsageError")?,
+        })
+    })
+}
 
 /// The Python exception for a library error, with its attributes set.
 pub fn to_py(py: Python<'_>, err: &Error) -> PyErr {
@@ -29,24 +46,28 @@ pub fn raise(
     reason: &str,
     message: String,
 ) -> PyErr {
-    let exception = match code.class() {
-        ErrorClass::Schema => SchemaError::new_err(message),
-        ErrorClass::Corrupt => CorruptPayloadError::new_err(message),
-        ErrorClass::Usage | ErrorClass::Io => UsageError::new_err(message),
-    };
-    let value = exception.value(py);
-    let set = || -> PyResult<()> {
+    let made = || -> PyResult<PyErr> {
+        let classes = classes(py)?;
+        let class = match code.class() {
+            ErrorClass::Schema => &classes.schema,
+            ErrorClass::Corrupt => &classes.corrupt,
+            ErrorClass::Usage | ErrorClass::Io => &classes.usage,
+        };
+        let value = class.bind(py).call1((message,))?;
         value.setattr("code", code.name())?;
         value.setattr("class_", code.class().name())?;
         value.setattr("offset", offset)?;
         value.setattr("field", field)?;
         value.setattr("reason", reason)?;
-        Ok(())
+        Ok(PyErr::from_value(value))
     };
-    match set() {
-        Ok(()) => exception,
-        Err(failed) => failed,
-    }
+    made().unwrap_or_else(|failed| failed)
+}
+
+/// `invalid_argument` for a Python value out of the range of a field.
+pub fn invalid_argument(py: Python<'_>, field: &str, reason: &str) -> PyErr {
+    let message = format!("invalid_argument ({field}): {reason}");
+    raise(py, ErrorCode::InvalidArgument, None, Some(field), reason, message)
 }
 
 /// `Result<T, Error>` into a Python result.
@@ -58,13 +79,4 @@ impl<T> OrRaise<T> for Result<T, Error> {
     fn or_raise(self, py: Python<'_>) -> PyResult<T> {
         self.map_err(|err| to_py(py, &err))
     }
-}
-
-pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = module.py();
-    module.add("MembraneError", py.get_type::<MembraneError>())?;
-    module.add("SchemaError", py.get_type::<SchemaError>())?;
-    module.add("CorruptPayloadError", py.get_type::<CorruptPayloadError>())?;
-    module.add("UsageError", py.get_type::<UsageError>())?;
-    Ok(())
 }

@@ -11,7 +11,7 @@ use membrane::{
     encode_frame_with, Frame, FrameEncoder, ParseMode, PayloadAlignment, ReadOptions, Sha256Digest, StreamStatus,
     StreamVerifier, VerifyLevel, WriteOptions,
 };
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyMemoryView, PySlice};
@@ -214,9 +214,35 @@ impl PyFrame {
         self.digest.map(|digest| digest.to_hex().to_string())
     }
 
+    /// Pickling and `copy`: a copy of the frame's bytes (payload included, which the
+    /// payload view needs), verified again at the same level when unpickled. A streamed
+    /// frame holds no payload and cannot be pickled; its `identity` can.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        let Some(source) = &self.source else {
+            return Err(PyTypeError::new_err("a streamed Frame holds no payload to pickle; pickle its identity"));
+        };
+        let end = usize::try_from(self.frame_len).map_err(|_| PyValueError::new_err("frame too large"))?;
+        let bytes = Bytes::of(source.bind(py))?;
+        let frame = bytes
+            .as_slice()
+            .get(..end)
+            .ok_or_else(|| PyValueError::new_err("the buffer was resized after it was parsed; parse it again"))?;
+        let restore = py.import("membrane_frame._native")?.getattr("_restore_frame")?;
+        Ok((restore, (PyBytes::new(py, frame), self.level)))
+    }
+
     fn __repr__(&self) -> String {
         format!("Frame(frame_len={}, payload_len={}, level={:?})", self.frame_len, self.payload_len, self.level)
     }
+}
+
+/// What `Frame.__reduce__` returns: the restoring function and its arguments.
+type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>, &'static str));
+
+/// Unpickle a frame: parse the pickled bytes again at the pickled level.
+#[pyfunction]
+pub fn _restore_frame(py: Python<'_>, buf: &Bound<'_, PyAny>, level: Level) -> PyResult<PyFrame> {
+    PyFrame::parse(py, buf, level, false)
 }
 
 /// The drop-in for the Python implementation's `parse_canonical`: verify at the

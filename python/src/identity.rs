@@ -9,7 +9,7 @@ use crate::errors::{self, OrRaise};
 use membrane::json::JsonStr;
 use membrane::{Dtype, ErrorCode, IdentityValues, InclusiveRange, PayloadIdentity};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 /// The ten identity fields (SPEC §2). Build one from values, `from_dict`, or
 /// `from_json`; frames and envelopes hand them out.
@@ -262,9 +262,10 @@ impl Identity {
         Ok(self.parsed(py)?.dtype().name())
     }
 
+    /// The dimensions as a tuple, like the ranges (and the Python implementation's).
     #[getter]
-    fn shape(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
-        Ok(self.parsed(py)?.shape().to_vec())
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.parsed(py)?.shape())
     }
 
     /// Bytes of the tensor `shape` x `dtype` describes (None if a dimension is negative).
@@ -286,6 +287,12 @@ impl Identity {
         Ok(u64::from_le_bytes(identity.fingerprint().trailer()))
     }
 
+    /// Pickling and `copy`: the identity is rebuilt from its kept text.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let restore = py.import("membrane_frame._native")?.getattr("_restore_identity")?;
+        Ok((restore, (PyBytes::new(py, &self.json),)))
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let identity = self.parsed(py)?;
         Ok(format!(
@@ -297,4 +304,12 @@ impl Identity {
             identity.fingerprint().to_hex().to_string()
         ))
     }
+}
+
+/// Unpickle an identity from the text `__reduce__` kept (checked again: a pickle is
+/// input like any other).
+#[pyfunction]
+pub fn _restore_identity(py: Python<'_>, json: &[u8]) -> PyResult<Identity> {
+    let identity = PayloadIdentity::parse(json).or_raise(py)?;
+    Ok(Identity::keep(&identity))
 }

@@ -1,6 +1,7 @@
 //! `fingerprint_compat`, the model-compatibility hash (SPEC §3.3).
 
 use crate::digest::{Sha256Digest, Sha256Hasher};
+use crate::error::Error;
 use crate::identity::{write_i64, PayloadIdentity};
 use crate::json::{write_escaped, JsonStr};
 use crate::sink::ByteSink;
@@ -101,6 +102,40 @@ impl<'a> CompatInputs<'a> {
         }
     }
 
+    /// The rules of the Python implementation's `ModelCompatibilityFingerprint`, for
+    /// callers that build these values by hand: `model_id`, `tokenizer_name` and `dtype`
+    /// not empty, layout versions `>= 0` (`invalid_argument` naming the field). The hash
+    /// itself is defined for any values: one derived from an identity (SPEC §3.3) may
+    /// have an empty `model_id`.
+    ///
+    /// ```
+    /// use membrane_frame::envelope::CompatInputs;
+    /// let inputs = CompatInputs {
+    ///     model_id: "m", model_revision: "", model_layout_version: -1,
+    ///     tokenizer_name: "m", tokenizer_revision: "", tokenizer_layout_version: 0,
+    ///     dtype: "float16", config_hash: "",
+    /// };
+    /// assert_eq!(inputs.check().unwrap_err().field(), Some("model_layout_version"));
+    /// ```
+    pub fn check(&self) -> Result<(), Error> {
+        let empty = [("model_id", self.model_id), ("tokenizer_name", self.tokenizer_name), ("dtype", self.dtype)]
+            .into_iter()
+            .find(|(_, value)| value.is_empty());
+        if let Some((field, _)) = empty {
+            return Err(Error::invalid_argument(field, "must be a non-empty string"));
+        }
+        let negative = [
+            ("model_layout_version", self.model_layout_version),
+            ("tokenizer_layout_version", self.tokenizer_layout_version),
+        ]
+        .into_iter()
+        .find(|(_, value)| *value < 0);
+        match negative {
+            Some((field, _)) => Err(Error::invalid_argument(field, "layout versions must be non-negative")),
+            None => Ok(()),
+        }
+    }
+
     /// Write the JSON text that is hashed (compact, keys sorted, ASCII).
     pub fn write_json<S: ByteSink + ?Sized>(&self, sink: &mut S) -> Result<(), S::Error> {
         self.as_json().write(sink)
@@ -144,5 +179,41 @@ impl PayloadIdentity<'_> {
             config_hash: JsonStr::from_plain(""),
         }
         .fingerprint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: CompatInputs<'static> = CompatInputs {
+        model_id: "m",
+        model_revision: "",
+        model_layout_version: 0,
+        tokenizer_name: "t",
+        tokenizer_revision: "",
+        tokenizer_layout_version: 0,
+        dtype: "float16",
+        config_hash: "",
+    };
+
+    /// The field `check` names, with the code it must have.
+    fn field_of(inputs: CompatInputs<'_>) -> Option<&'static str> {
+        inputs.check().err().and_then(|err| {
+            assert_eq!(err.code(), crate::ErrorCode::InvalidArgument);
+            err.field()
+        })
+    }
+
+    #[test]
+    fn check_names_the_field_that_breaks_a_rule() {
+        // Empty revisions and config hash, and layout versions of 0, are all allowed.
+        assert_eq!(field_of(GOOD), None);
+        assert_eq!(field_of(CompatInputs { model_layout_version: 7, tokenizer_layout_version: 1, ..GOOD }), None);
+        assert_eq!(field_of(CompatInputs { model_id: "", ..GOOD }), Some("model_id"));
+        assert_eq!(field_of(CompatInputs { tokenizer_name: "", ..GOOD }), Some("tokenizer_name"));
+        assert_eq!(field_of(CompatInputs { dtype: "", ..GOOD }), Some("dtype"));
+        assert_eq!(field_of(CompatInputs { model_layout_version: -1, ..GOOD }), Some("model_layout_version"));
+        assert_eq!(field_of(CompatInputs { tokenizer_layout_version: -1, ..GOOD }), Some("tokenizer_layout_version"));
     }
 }

@@ -258,6 +258,20 @@ impl PartialEq for FragmentMessage<'_> {
 
 /// The field rules of SPEC §3.1 that do not depend on JSON syntax. Each returns the
 /// reason a value is refused.
+/// Check a tenant id by the envelope's rule (SPEC §3.1: 1–128 code points, none of
+/// space `:` `/` `\` `"` LF TAB CR): `envelope_field` in `tenant_id` when it breaks it.
+///
+/// ```
+/// use membrane_frame::envelope::check_tenant_id;
+/// assert!(check_tenant_id("acme").is_ok());
+/// assert_eq!(check_tenant_id("acme corp").unwrap_err().field(), Some("tenant_id"));
+/// assert!(check_tenant_id("").is_err() && check_tenant_id(&"t".repeat(129)).is_err());
+/// ```
+pub fn check_tenant_id(tenant_id: &str) -> Result<(), Error> {
+    rules::check_tenant(&JsonStr::from_plain(tenant_id))
+        .map_err(|reason| Error::new(ErrorCode::EnvelopeField, reason).in_field("tenant_id"))
+}
+
 pub(crate) mod rules {
     use super::MAX_TENANT_CHARS;
     use crate::digest::Sha256Digest;
@@ -319,7 +333,7 @@ pub(crate) mod rules {
 
     /// `""` is `None`; 64 lower-case hex digits are the digest they spell.
     pub(crate) fn parse_fingerprint_compat(value: &JsonStr<'_>) -> Result<Option<Sha256Digest>, &'static str> {
-        const REASON: &str = "fingerprint_compat must be \"\" or 64 lower-case hex digits";
+        const REASON: &str = "fingerprint_compat must be \"\" or a 64-char hex digest (0-9a-f)";
         if value.is_empty() {
             return Ok(None);
         }

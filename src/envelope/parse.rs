@@ -863,6 +863,19 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn check_tenant_id_is_the_readers_rule() {
+        for tenant in ["acme", "t", &"t".repeat(128), "caf\u{e9}-co"] {
+            assert!(crate::envelope::check_tenant_id(tenant).is_ok(), "{tenant}");
+            assert!(FragmentMessage::parse(envelope(&[("tenant_id", Some(&std::format!("{tenant:?}")))]).as_bytes())
+                .is_ok());
+        }
+        for tenant in ["", &"t".repeat(129), "a b", "a:b", "a/b", "a\\b", "a\"b", "a\nb", "a\tb", "a\rb"] {
+            let err = crate::envelope::check_tenant_id(tenant).unwrap_err();
+            assert_eq!((err.code(), err.field()), (ErrorCode::EnvelopeField, Some("tenant_id")), "{tenant:?}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -183,7 +183,9 @@ pub struct Frame<'a> {
 /// Checks 2–5 on a header.
 pub(crate) fn check_header(header: &FrameHeader) -> Result<(), Error> {
     if header.is_legacy() {
-        return Err(Error::new(ErrorCode::LegacyFrame, "v2/v4 frame: migrate it to v5").at(0).in_field("magic"));
+        return Err(Error::new(ErrorCode::LegacyFrame, "bad magic for v5: a v2/v4 frame, migrate it to v5")
+            .at(0)
+            .in_field("magic"));
     }
     if header.magic != MAGIC_V5 {
         return Err(Error::new(ErrorCode::BadMagic, "not a Membrane frame").at(0).in_field("magic"));
