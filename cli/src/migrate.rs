@@ -9,7 +9,7 @@
 //!   memory, whatever its size. The decision per header is the library's
 //!   (`migrate::plan_frame_migration`); a test holds the two to the same verdicts.
 //! * Envelopes — `*.json` (one envelope) and `*.jsonl` (one per line): rewritten with
-//!   the library's `migrate_envelope_to`, each result re-read by the v5 envelope reader.
+//!   the library's `migrate_envelope_to_vec`, each result re-read by the v5 envelope reader.
 //!   JSON-lines files keep blank and unparseable lines as they are, and report them.
 //!
 //! A dry run is the default. A crash at any moment leaves each file either complete
@@ -27,8 +27,8 @@ use crate::walk::{self, Found, Order};
 use crate::{EXIT_ERROR, EXIT_INVALID, EXIT_OK};
 use membrane_frame::envelope::FragmentMessage;
 use membrane_frame::frame::{magic_name, HeadFields, HeaderKind, MIN_FRAME_PREFIX};
-use membrane_frame::migrate::{migrate_envelope_to, EnvelopeMigration, EnvelopeMigrationOptions, V5_HEAD};
-use membrane_frame::{ByteSink, Error, ErrorCode, VerifyLevel, WriteError};
+use membrane_frame::migrate::{migrate_envelope_to_vec, EnvelopeMigrationOptions, V5_HEAD};
+use membrane_frame::{Error, ErrorCode, VerifyLevel};
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -241,36 +241,10 @@ fn verdict(outcome: Outcome) -> io::Result<Result<(), Error>> {
 
 // ---- envelopes ----
 
-/// Migrate one envelope text: `Ok(None)` when it is v5 already, `Ok(Some((from, text)))`
-/// for a rewrite (the text re-read and accepted by the v5 reader).
-fn migrate_text(text: &[u8], options: &EnvelopeMigrationOptions<'_>) -> Result<Option<(u8, Vec<u8>)>, Error> {
-    let mut out = VecSink(Vec::new());
-    match migrate_envelope_to(text, options, &mut out) {
-        Ok(EnvelopeMigration::AlreadyV5) => Ok(None),
-        Ok(EnvelopeMigration::Rewritten { from_version, .. }) => {
-            FragmentMessage::parse(&out.0)?;
-            Ok(Some((from_version, out.0)))
-        }
-        Err(WriteError::Frame(error)) => Err(error),
-        Err(WriteError::Sink(never)) => match never {},
-    }
-}
-
-/// Bytes into memory: a sink that cannot fail.
-struct VecSink(Vec<u8>);
-
-impl ByteSink for VecSink {
-    type Error = std::convert::Infallible;
-    fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
-        self.0.extend_from_slice(bytes);
-        Ok(())
-    }
-}
-
 fn migrate_envelope(path: &Path, write: bool, options: &EnvelopeMigrationOptions<'_>) -> io::Result<Action> {
     const KIND: &str = "envelope";
     let text = fsutil::read_limited(path, MAX_ENVELOPE_FILE)?;
-    let (from, mut migrated) = match migrate_text(&text, options) {
+    let (from, mut migrated) = match migrate_envelope_to_vec(&text, options) {
         Ok(None) => return Ok(Action::Unchanged { kind: KIND, detail: String::from("already v5"), notes: Vec::new() }),
         Ok(Some(rewrite)) => rewrite,
         Err(error) => return Ok(Action::LeftAlone { kind: KIND, error: error.into(), notes: Vec::new() }),
@@ -324,7 +298,7 @@ fn pass_lines(
         } else if line.is_blank() {
             tally.blank += 1;
         } else {
-            match migrate_text(&line.content, options) {
+            match migrate_envelope_to_vec(&line.content, options) {
                 Ok(None) => tally.unchanged += 1,
                 Ok(Some((from, text))) => {
                     tally.rewritten += 1;

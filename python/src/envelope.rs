@@ -24,13 +24,13 @@ pub fn check_envelope(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<&'sta
 }
 
 /// `str` as its UTF-8 bytes, anything else through the buffer protocol.
-enum Text<'py> {
+pub enum Text<'py> {
     Str(String),
     Buffer(Bytes<'py>),
 }
 
 impl Text<'_> {
-    fn as_slice(&self) -> &[u8] {
+    pub fn as_slice(&self) -> &[u8] {
         match self {
             Text::Str(text) => text.as_bytes(),
             Text::Buffer(bytes) => bytes.as_slice(),
@@ -38,7 +38,7 @@ impl Text<'_> {
     }
 }
 
-fn text_bytes<'py>(object: &Bound<'py, PyAny>) -> PyResult<Text<'py>> {
+pub fn text_bytes<'py>(object: &Bound<'py, PyAny>) -> PyResult<Text<'py>> {
     match object.extract::<String>() {
         Ok(text) => Ok(Text::Str(text)),
         Err(_) => Ok(Text::Buffer(Bytes::of(object)?)),

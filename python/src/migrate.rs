@@ -3,12 +3,13 @@
 //! arithmetic.
 
 use crate::buffer::{without_gil, Bytes};
+use crate::envelope::text_bytes;
 use crate::errors::{self, OrRaise};
 use crate::frame::Level;
-use membrane::frame::{magic_name, ReadOptions};
+use membrane::frame::{ReadOptions, MAGIC_V2, MAGIC_V4, MAGIC_V5};
 use membrane::migrate::{
-    migrate_envelope_into, migrate_frame_in_place_with, plan_frame_migration, EnvelopeMigration,
-    EnvelopeMigrationOptions, FrameMigration,
+    migrate_envelope_to_vec, migrate_frame_in_place_with, plan_frame_migration, EnvelopeMigrationOptions,
+    FrameMigration,
 };
 use membrane::{Error, Hlc};
 use pyo3::prelude::*;
@@ -19,11 +20,10 @@ use pyo3::types::PyBytes;
 #[pyfunction]
 pub fn frame_magic_version(buf: &Bound<'_, PyAny>) -> PyResult<u8> {
     let bytes = Bytes::of(buf)?;
-    let magic = bytes.as_slice().get(..4).and_then(|head| <[u8; 4]>::try_from(head).ok());
-    Ok(match magic.and_then(magic_name) {
-        Some("v5") => 5,
-        Some("legacy v4") => 4,
-        Some("legacy v2") => 2,
+    Ok(match bytes.as_slice().get(..4) {
+        Some(magic) if magic == MAGIC_V5 => 5,
+        Some(magic) if magic == MAGIC_V4 => 4,
+        Some(magic) if magic == MAGIC_V2 => 2,
         _ => 0,
     })
 }
@@ -82,26 +82,10 @@ pub fn migrate_envelope<'py>(
     text: &Bound<'py, PyAny>,
     default_tenant: &str,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let owned;
-    let bytes;
-    let slice: &[u8] = match text.extract::<String>() {
-        Ok(text) => {
-            owned = text;
-            owned.as_bytes()
-        }
-        Err(_) => {
-            bytes = Bytes::of(text)?;
-            bytes.as_slice()
-        }
-    };
+    let text = text_bytes(text)?;
     let options = EnvelopeMigrationOptions::new().default_tenant(default_tenant);
-    // The v5 text is the legacy text's fields, a derived hash and the defaults: it can
-    // only grow by those, so the input's length plus a bound on them always fits.
-    let mut out = vec![0u8; slice.len() + 512];
-    match migrate_envelope_into(slice, &options, &mut out).or_raise(py)? {
-        EnvelopeMigration::AlreadyV5 => Ok(None),
-        EnvelopeMigration::Rewritten { len, .. } => Ok(Some(PyBytes::new(py, out.get(..len).unwrap_or(&[])))),
-    }
+    let migrated = migrate_envelope_to_vec(text.as_slice(), &options).or_raise(py)?;
+    Ok(migrated.map(|(_, v5)| PyBytes::new(py, &v5)))
 }
 
 fn hlc_result(py: Python<'_>, result: Result<Hlc, Error>) -> PyResult<u64> {

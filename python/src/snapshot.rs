@@ -73,11 +73,23 @@ impl<'py> Fields<'py> {
         self.optional(key)?.ok_or_else(|| field_error(py, key, "missing"))
     }
 
+    /// `value` as a `T` (a string, a boolean), else `snapshot_field` for `key`.
     fn typed<T: for<'a> FromPyObject<'a, 'py>>(&self, value: &Bound<'py, PyAny>, key: &str, rule: &str) -> PyResult<T> {
-        if value.is_instance_of::<pyo3::types::PyBool>() && !rule.starts_with("a boolean") {
+        value.extract::<T>().map_err(|_| field_error(self.dict.py(), key, rule))
+    }
+
+    /// [`typed`](Self::typed) for a number: Python's `True` is an `int`, but JSON's
+    /// `true` is not a number.
+    fn number<T: for<'a> FromPyObject<'a, 'py>>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        key: &str,
+        rule: &str,
+    ) -> PyResult<T> {
+        if value.is_instance_of::<pyo3::types::PyBool>() {
             return Err(field_error(self.dict.py(), key, rule));
         }
-        value.extract::<T>().map_err(|_| field_error(self.dict.py(), key, rule))
+        self.typed(value, key, rule)
     }
 
     /// Every key must have been looked up: a v5 writer has no place for others, and
@@ -106,14 +118,14 @@ fn member(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<OwnedMember> {
     let member = OwnedMember {
         node_id: fields.typed(&node_id, "membership.node_id", "must be a string")?,
         host: fields.typed(&host, "membership.host", "must be a string")?,
-        port: fields.typed(&port, "membership.port", "must be an integer in 0..=65535")?,
+        port: fields.number(&port, "membership.port", "must be an integer in 0..=65535")?,
         cluster_epoch: epoch
-            .map(|v| fields.typed(&v, "membership.cluster_epoch", "must be an integer >= 0"))
+            .map(|v| fields.number(&v, "membership.cluster_epoch", "must be an integer >= 0"))
             .transpose()?,
-        healthy: healthy.map(|v| fields.typed(&v, "membership.healthy", "a boolean")).transpose()?,
-        suspect: suspect.map(|v| fields.typed(&v, "membership.suspect", "a boolean")).transpose()?,
+        healthy: healthy.map(|v| fields.typed(&v, "membership.healthy", "must be a boolean")).transpose()?,
+        suspect: suspect.map(|v| fields.typed(&v, "membership.suspect", "must be a boolean")).transpose()?,
         missed_heartbeats: missed
-            .map(|v| fields.typed(&v, "membership.missed_heartbeats", "must be an integer >= 0"))
+            .map(|v| fields.number(&v, "membership.missed_heartbeats", "must be an integer >= 0"))
             .transpose()?,
     };
     fields.finish()?;
@@ -242,7 +254,7 @@ impl PySnapshot {
     fn from_dict(py: Python<'_>, values: &Bound<'_, PyAny>) -> PyResult<PySnapshot> {
         let mut top = Fields::of(py, values, "snapshot")?;
         if let Some(version) = top.optional("schema_version")? {
-            let version: i64 = top.typed(&version, "schema_version", "must be 5 or 2")?;
+            let version: i64 = top.number(&version, "schema_version", "must be 5 or 2")?;
             if version != snapshot::SCHEMA_VERSION && version != snapshot::LEGACY_SCHEMA_VERSION {
                 let reason = format!("schema_version {version} is not 5 or 2");
                 return Err(errors::raise(
@@ -260,8 +272,8 @@ impl PySnapshot {
         let membership = top.required("membership")?;
         let shards = top.required("shards")?;
         let server = top.required("server")?;
-        let epoch: i128 = top.typed(&epoch, "cluster_epoch", "must be an integer >= 0")?;
-        let captured: f64 = top.typed(&captured, "captured_at", "must be a number >= 0")?;
+        let epoch: i128 = top.number(&epoch, "cluster_epoch", "must be an integer >= 0")?;
+        let captured: f64 = top.number(&captured, "captured_at", "must be a number >= 0")?;
         top.finish()?;
         let mut shard_fields = Fields::of(py, &shards, "shards")?;
         let primary = shard_fields.required("primary_map")?;
@@ -270,8 +282,8 @@ impl PySnapshot {
         let mut server_fields = Fields::of(py, &server, "server")?;
         let requests = server_fields.required("request_count")?;
         let failures = server_fields.required("error_count")?;
-        let requests: i128 = server_fields.typed(&requests, "server.request_count", "must be an integer >= 0")?;
-        let failures: i128 = server_fields.typed(&failures, "server.error_count", "must be an integer >= 0")?;
+        let requests: i128 = server_fields.number(&requests, "server.request_count", "must be an integer >= 0")?;
+        let failures: i128 = server_fields.number(&failures, "server.error_count", "must be an integer >= 0")?;
         server_fields.finish()?;
         PySnapshot::new(py, epoch, captured, Some(membership), Some(primary), Some(replica), requests, failures)
     }

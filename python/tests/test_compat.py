@@ -246,6 +246,18 @@ def test_envelope_migration_vectors(case, tmp_path):
     assert path.read_text() == "\n" + case["expected_v5"] + "\nnot json\n" + case["expected_v5"] + "\n"
 
 
+def test_envelope_migration_output_longer_than_its_input():
+    # Compact, raw UTF-8 in; ", " separators and \u escapes out: the v5 text is three
+    # times the input here, and is sized by what it needs.
+    made = identity(model_id="\u00e9" * 300)
+    legacy = {"schema_version": 4, "identity": made.to_dict(), "payload_ref": None,
+              "payload_size": 0, "ttl": 60, "reuse_score": 0.5, "version_id": 1}
+    text = json.dumps(legacy, ensure_ascii=False, separators=(",", ":")).encode()
+    migrated = mf.migrate_envelope(text)
+    assert len(migrated) > 2 * len(text)
+    assert mf.FragmentMessage.from_bytes(migrated).identity == made
+
+
 def test_envelope_migration_refuses_non_envelopes():
     with pytest.raises(errors.SchemaError) as raised:
         upgrade_v2_to_v5_json.migrate_dict({"schema_version": 4, "identity": {}})

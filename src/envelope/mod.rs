@@ -256,8 +256,6 @@ impl PartialEq for FragmentMessage<'_> {
     }
 }
 
-/// The field rules of SPEC §3.1 that do not depend on JSON syntax. Each returns the
-/// reason a value is refused.
 /// Check a tenant id by the envelope's rule (SPEC §3.1: 1–128 code points, none of
 /// space `:` `/` `\` `"` LF TAB CR): `envelope_field` in `tenant_id` when it breaks it.
 ///
@@ -272,6 +270,8 @@ pub fn check_tenant_id(tenant_id: &str) -> Result<(), Error> {
         .map_err(|reason| Error::new(ErrorCode::EnvelopeField, reason).in_field("tenant_id"))
 }
 
+/// The field rules of SPEC §3.1 that do not depend on JSON syntax. Each returns the
+/// reason a value is refused.
 pub(crate) mod rules {
     use super::MAX_TENANT_CHARS;
     use crate::digest::Sha256Digest;

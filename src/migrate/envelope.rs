@@ -160,6 +160,36 @@ pub fn migrate_envelope_into(
     Ok(EnvelopeMigration::Rewritten { from_version: migrated.from_version, len })
 }
 
+/// Migrate one envelope text into a new `Vec` of the size it needs (see
+/// [`migrate_envelope_into`]): `None` for a valid v5 envelope (keep the text as it is),
+/// else the input's `schema_version` and the v5 text, checked with the v5 envelope
+/// reader. For tools that hold whole files in memory (the CLI, the Python package).
+///
+/// ```
+/// use membrane_frame::migrate::{migrate_envelope_to_vec, EnvelopeMigrationOptions};
+/// let v4 = br#"{"schema_version": 4, "identity": {"payload_hash": "x", "model_id": "m", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": null, "payload_size": 0, "ttl": 60, "reuse_score": 0.5, "version_id": 1}"#;
+/// let (from, v5) = migrate_envelope_to_vec(v4, &EnvelopeMigrationOptions::new())?.unwrap();
+/// assert_eq!(from, 4);
+/// assert_eq!(migrate_envelope_to_vec(&v5, &EnvelopeMigrationOptions::new())?, None);
+/// # Ok::<(), membrane_frame::Error>(())
+/// ```
+#[cfg(feature = "std")]
+pub fn migrate_envelope_to_vec(
+    text: &[u8],
+    options: &EnvelopeMigrationOptions<'_>,
+) -> Result<Option<(u8, std::vec::Vec<u8>)>, Error> {
+    let migrated = read_for_migration(text, options)?;
+    if migrated.is_noop() {
+        return Ok(None);
+    }
+    let mut out = std::vec![0u8; migrated.message.encoded_len()];
+    let len = migrated.message.write_into(&mut out)?;
+    out.truncate(len);
+    // The message satisfies every v5 rule by construction; prove the text does too.
+    FragmentMessage::parse_with(&out, options.json)?;
+    Ok(Some((migrated.from_version, out)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

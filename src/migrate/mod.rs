@@ -18,6 +18,8 @@
 mod envelope;
 mod frame;
 
+#[cfg(feature = "std")]
+pub use envelope::migrate_envelope_to_vec;
 pub use envelope::{
     migrate_envelope_into, migrate_envelope_to, read_for_migration, EnvelopeMigration, EnvelopeMigrationOptions,
     MigratedEnvelope, DEFAULT_TENANT,
