@@ -32,6 +32,8 @@ struct PyBufferView {
 
 /// PyBUF_SIMPLE: contiguous bytes, read-only access is enough.
 const PYBUF_SIMPLE: c_int = 0;
+/// PyBUF_WRITABLE: contiguous bytes the caller may change.
+const PYBUF_WRITABLE: c_int = 1;
 
 extern "C" {
     fn PyObject_GetBuffer(obj: *mut ffi::PyObject, view: *mut PyBufferView, flags: c_int) -> c_int;
@@ -60,18 +62,7 @@ impl<'py> Bytes<'py> {
         if let Ok(bytes) = object.cast_exact::<PyBytes>() {
             return Ok(Bytes { held: Held::Immutable(bytes.clone()) });
         }
-        let mut view = std::mem::MaybeUninit::<PyBufferView>::zeroed();
-        // SAFETY: `object` is a live object (a Bound holds a reference and the GIL);
-        // `view` points at writable memory the size of Py_buffer. On success the
-        // exporter fills the view and holds its memory until PyBuffer_Release.
-        let status = unsafe { PyObject_GetBuffer(object.as_ptr(), view.as_mut_ptr(), PYBUF_SIMPLE) };
-        if status != 0 {
-            return Err(PyErr::take(object.py())
-                .unwrap_or_else(|| PyBufferError::new_err("the object does not expose a contiguous buffer")));
-        }
-        // SAFETY: PyObject_GetBuffer succeeded, so it initialised the view.
-        let view = unsafe { view.assume_init() };
-        Ok(Bytes { held: Held::View(view, PhantomData) })
+        Ok(Bytes { held: Held::View(get_buffer(object, PYBUF_SIMPLE)?, PhantomData) })
     }
 
     /// The bytes. Valid while `self` lives; not to be changed by other threads meanwhile
@@ -89,6 +80,58 @@ impl<'py> Bytes<'py> {
         // `buf`, kept alive and in place until the view is released in `drop`, which
         // cannot happen while this borrow of `self` lives.
         unsafe { std::slice::from_raw_parts(view.buf as *const u8, len) }
+    }
+}
+
+/// Ask `object` for a contiguous buffer with `flags`.
+fn get_buffer(object: &Bound<'_, PyAny>, flags: c_int) -> PyResult<PyBufferView> {
+    let mut view = std::mem::MaybeUninit::<PyBufferView>::zeroed();
+    // SAFETY: `object` is a live object (a Bound holds a reference and the GIL);
+    // `view` points at writable memory the size of Py_buffer. On success the
+    // exporter fills the view and holds its memory until PyBuffer_Release.
+    let status = unsafe { PyObject_GetBuffer(object.as_ptr(), view.as_mut_ptr(), flags) };
+    if status != 0 {
+        return Err(PyErr::take(object.py())
+            .unwrap_or_else(|| PyBufferError::new_err("the object does not expose a contiguous buffer")));
+    }
+    // SAFETY: PyObject_GetBuffer succeeded, so it initialised the view.
+    Ok(unsafe { view.assume_init() })
+}
+
+/// The bytes of a writable buffer-protocol object (`bytearray`, a writable
+/// `memoryview`, `mmap.mmap`, a NumPy array), held as [`Bytes`] holds them, for work
+/// done in place. A read-only object (`bytes`) is a `BufferError`.
+pub struct BytesMut<'py> {
+    view: PyBufferView,
+    _held: PhantomData<Python<'py>>,
+}
+
+impl<'py> BytesMut<'py> {
+    /// Borrow `object`'s bytes for writing.
+    pub fn of(object: &Bound<'py, PyAny>) -> PyResult<BytesMut<'py>> {
+        Ok(BytesMut { view: get_buffer(object, PYBUF_WRITABLE)?, _held: PhantomData })
+    }
+
+    /// The bytes, to change. Valid while `self` lives; not to be read or changed by
+    /// other threads meanwhile (the exporter cannot be resized while the view is held).
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        let len = usize::try_from(self.view.len).unwrap_or(0);
+        if len == 0 || self.view.buf.is_null() {
+            return &mut [];
+        }
+        // SAFETY: with PyBUF_WRITABLE the exporter provides `len` contiguous writable
+        // bytes at `buf`, kept alive and in place until the view is released in `drop`,
+        // which cannot happen while this borrow of `self` lives; `&mut self` makes this
+        // the only slice made from the view.
+        unsafe { std::slice::from_raw_parts_mut(self.view.buf as *mut u8, len) }
+    }
+}
+
+impl Drop for BytesMut<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the view was filled by a successful PyObject_GetBuffer and is released
+        // once; the GIL is held (it never leaves its `Python<'py>` scope).
+        unsafe { PyBuffer_Release(&mut self.view) }
     }
 }
 

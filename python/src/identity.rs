@@ -9,7 +9,7 @@ use crate::errors::{self, OrRaise};
 use membrane::json::JsonStr;
 use membrane::{Dtype, ErrorCode, IdentityValues, InclusiveRange, PayloadIdentity};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 /// The ten identity fields (SPEC §2). Build one from values, `from_dict`, or
 /// `from_json`; frames and envelopes hand them out.
@@ -21,7 +21,18 @@ pub struct Identity {
 
 /// A JSON string as Python text.
 pub fn text(value: &JsonStr<'_>) -> String {
-    value.chars().collect()
+    match value.as_str() {
+        Some(plain) => plain.to_owned(),
+        None => value.chars().collect(),
+    }
+}
+
+/// The Python string of a JSON string: straight from the text when it holds no escape.
+pub fn py_text<'py>(py: Python<'py>, value: &JsonStr<'_>) -> Bound<'py, PyString> {
+    match value.as_str() {
+        Some(plain) => PyString::new(py, plain),
+        None => PyString::new(py, &value.chars().collect::<String>()),
+    }
 }
 
 impl Identity {

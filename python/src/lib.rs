@@ -40,6 +40,7 @@ fn membrane_frame_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(migrate::frame_magic_version, module)?)?;
     module.add_function(wrap_pyfunction!(migrate::plan_migration, module)?)?;
     module.add_function(wrap_pyfunction!(migrate::migrate_frame, module)?)?;
+    module.add_function(wrap_pyfunction!(migrate::migrate_frame_in_place, module)?)?;
     module.add_function(wrap_pyfunction!(migrate::migrate_envelope, module)?)?;
     module.add_function(wrap_pyfunction!(migrate::hlc_pack, module)?)?;
     module.add_function(wrap_pyfunction!(migrate::hlc_unpack, module)?)?;

@@ -2,7 +2,7 @@
 //! envelope migrations, which prove their output passes the v5 readers, and its clock
 //! arithmetic.
 
-use crate::buffer::{without_gil, Bytes};
+use crate::buffer::{without_gil, Bytes, BytesMut};
 use crate::envelope::text_bytes;
 use crate::errors::{self, OrRaise};
 use crate::frame::Level;
@@ -70,6 +70,20 @@ pub fn migrate_frame<'py>(
     let mut copy = Bytes::of(buf)?.as_slice().to_vec();
     let plan = without_gil(py, copy.len(), || migrate_frame_in_place_with(&mut copy, &options)).or_raise(py)?;
     Ok(plan.rewrites().then(|| PyBytes::new(py, &copy)))
+}
+
+/// Migrate the frame in a writable buffer (`bytearray`, writable `memoryview`, `mmap`)
+/// in place: bytes 0..6 of a v2 or v4 frame are rewritten, nothing else is copied or
+/// changed. Returns the plan as `plan_migration` does; raises the v5 reader's error (the
+/// buffer then unchanged) when the result would not pass it at `level`.
+#[pyfunction]
+#[pyo3(signature = (buf, level = Level::TRAILER))]
+pub fn migrate_frame_in_place(py: Python<'_>, buf: &Bound<'_, PyAny>, level: Level) -> PyResult<(&'static str, u16)> {
+    let options = migration_options(level);
+    let mut bytes = BytesMut::of(buf)?;
+    let slice = bytes.as_mut_slice();
+    let plan = without_gil(py, slice.len(), || migrate_frame_in_place_with(slice, &options)).or_raise(py)?;
+    Ok(describe(plan))
 }
 
 /// The v5 `to_bytes` text a schema 2, 3 or 4 envelope becomes (SPEC §7.2: the

@@ -7,8 +7,7 @@
 
 use crate::buffer::{without_gil, Bytes};
 use crate::errors::{self, OrRaise};
-use crate::identity::text;
-use membrane::json::JsonStr;
+use crate::identity::py_text;
 use membrane::snapshot::{self, Member, SnapshotStore};
 use membrane::ErrorCode;
 use pyo3::prelude::*;
@@ -303,15 +302,15 @@ impl PySnapshot {
         let dict = PyDict::new(py);
         dict.set_item("captured_at", parsed.captured_at())?;
         dict.set_item("cluster_epoch", parsed.cluster_epoch())?;
-        dict.set_item("membership", self.membership(py)?)?;
+        dict.set_item("membership", membership_list(py, &parsed)?)?;
         dict.set_item("schema_version", parsed.schema_version())?;
         let server = PyDict::new(py);
         server.set_item("error_count", parsed.error_count())?;
         server.set_item("request_count", parsed.request_count())?;
         dict.set_item("server", server)?;
         let shards = PyDict::new(py);
-        shards.set_item("primary_map", self.primary_map(py)?)?;
-        shards.set_item("replica_map", self.replica_map(py)?)?;
+        shards.set_item("primary_map", primary_dict(py, &parsed)?)?;
+        shards.set_item("replica_map", replica_dict(py, &parsed)?)?;
         dict.set_item("shards", shards)?;
         Ok(dict)
     }
@@ -361,48 +360,19 @@ impl PySnapshot {
     /// The members, as dicts with the keys each has.
     #[getter]
     fn membership<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let list = PyList::empty(py);
-        for member in self.parsed(py)?.membership().iter() {
-            let dict = PyDict::new(py);
-            if let Some(epoch) = member.cluster_epoch {
-                dict.set_item("cluster_epoch", epoch)?;
-            }
-            if let Some(healthy) = member.healthy {
-                dict.set_item("healthy", healthy)?;
-            }
-            dict.set_item("host", text(&member.host))?;
-            if let Some(missed) = member.missed_heartbeats {
-                dict.set_item("missed_heartbeats", missed)?;
-            }
-            dict.set_item("node_id", text(&member.node_id))?;
-            dict.set_item("port", member.port)?;
-            if let Some(suspect) = member.suspect {
-                dict.set_item("suspect", suspect)?;
-            }
-            list.append(dict)?;
-        }
-        Ok(list)
+        membership_list(py, &self.parsed(py)?)
     }
 
     /// `shards.primary_map`: content hash to node id.
     #[getter]
     fn primary_map<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        for (hash, node) in self.parsed(py)?.primary_map().iter() {
-            dict.set_item(text(&hash), text(&node))?;
-        }
-        Ok(dict)
+        primary_dict(py, &self.parsed(py)?)
     }
 
     /// `shards.replica_map`: content hash to a list of node ids.
     #[getter]
     fn replica_map<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        for (hash, nodes) in self.parsed(py)?.replica_map().iter() {
-            let nodes: Vec<String> = nodes.iter().map(|node: JsonStr<'_>| text(&node)).collect();
-            dict.set_item(text(&hash), nodes)?;
-        }
-        Ok(dict)
+        replica_dict(py, &self.parsed(py)?)
     }
 
     /// The same snapshot with another `cluster_epoch` (written in the v5 form).
@@ -434,6 +404,53 @@ impl PySnapshot {
             parsed.primary_map().len()
         ))
     }
+}
+
+/// The members, as dicts with the keys each has.
+fn membership_list<'py>(py: Python<'py>, parsed: &snapshot::Snapshot<'_>) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for member in parsed.membership().iter() {
+        let dict = PyDict::new(py);
+        if let Some(epoch) = member.cluster_epoch {
+            dict.set_item("cluster_epoch", epoch)?;
+        }
+        if let Some(healthy) = member.healthy {
+            dict.set_item("healthy", healthy)?;
+        }
+        dict.set_item("host", py_text(py, &member.host))?;
+        if let Some(missed) = member.missed_heartbeats {
+            dict.set_item("missed_heartbeats", missed)?;
+        }
+        dict.set_item("node_id", py_text(py, &member.node_id))?;
+        dict.set_item("port", member.port)?;
+        if let Some(suspect) = member.suspect {
+            dict.set_item("suspect", suspect)?;
+        }
+        list.append(dict)?;
+    }
+    Ok(list)
+}
+
+/// `shards.primary_map` as a dict.
+fn primary_dict<'py>(py: Python<'py>, parsed: &snapshot::Snapshot<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (hash, node) in parsed.primary_map().iter() {
+        dict.set_item(py_text(py, &hash), py_text(py, &node))?;
+    }
+    Ok(dict)
+}
+
+/// `shards.replica_map` as a dict of lists.
+fn replica_dict<'py>(py: Python<'py>, parsed: &snapshot::Snapshot<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (hash, nodes) in parsed.replica_map().iter() {
+        let list = PyList::empty(py);
+        for node in nodes.iter() {
+            list.append(py_text(py, &node))?;
+        }
+        dict.set_item(py_text(py, &hash), list)?;
+    }
+    Ok(dict)
 }
 
 /// The snapshot files of one state directory (`{state_dir}/{node_id}.json`), written

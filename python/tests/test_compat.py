@@ -8,6 +8,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import os
 import multiprocessing
 import pickle
 import time
@@ -214,6 +215,37 @@ def test_frame_migration_vectors(case, vectors):
     assert mf.migrate_frame(blob) == expected
     assert mf.migrate_frame(expected) is None
     assert upgrade_v2_to_v5.migrate_v4_to_v5(blob) == expected
+    in_place = bytearray(blob)
+    assert mf.migrate_frame_in_place(in_place) == ("legacy", case["from_version"])
+    assert in_place == expected
+    assert mf.migrate_frame_in_place(memoryview(in_place)) == ("v5", 5)
+    assert in_place == expected
+
+
+def test_frame_migration_in_place_needs_a_writable_buffer_and_keeps_it_on_error(vectors):
+    case = MIGRATION_FRAMES[0]
+    blob = (vectors / case["input"]).read_bytes()
+    with pytest.raises(BufferError):
+        mf.migrate_frame_in_place(blob)
+    damaged = bytearray(blob)
+    damaged[-1] ^= 1
+    before = bytes(damaged)
+    with pytest.raises(mf.CorruptPayloadError) as raised:
+        mf.migrate_frame_in_place(damaged)
+    assert raised.value.code == "trailer_mismatch"
+    assert damaged == before
+
+
+def test_file_buffer_reads_files_of_any_size_in_turn(tmp_path):
+    from membrane_frame.compat._files import FileBuffer
+
+    files = FileBuffer()
+    for size in (100_000, 10, 0, 250_000, 99):
+        path = tmp_path / f"{size}.bin"
+        data = os.urandom(size)
+        path.write_bytes(data)
+        with files.read(path) as view:
+            assert bytes(view) == data
 
 
 def test_frame_migration_of_a_directory(tmp_path, vectors):

@@ -39,9 +39,10 @@ pub(crate) struct ObjectEntry<'a> {
 
 /// A reader over the container whose first byte is at `at` in `text`, for walking a
 /// text a full reader has already accepted: no key table, no depth limit of its own.
-/// Offsets it reports are relative to `at`.
-pub(crate) fn rewalk_reader(text: &[u8], at: usize) -> Reader<'_, 0> {
-    let mut reader = Reader::new(text.get(at..).unwrap_or(&[]), Limits { max_depth: MAX_DEPTH });
+/// Offsets it reports are relative to `at`. It reads only as far as it is asked to (the
+/// text is not checked again), so walking each value of a map costs the map once.
+pub(crate) fn rewalk_reader(text: &str, at: usize) -> Reader<'_, 0> {
+    let mut reader = Reader::over_str(text.get(at..).unwrap_or(""), Limits { max_depth: MAX_DEPTH });
     reader.assume_unique_keys();
     reader
 }
@@ -55,7 +56,7 @@ pub(crate) struct ObjectEntries<'a> {
 }
 
 impl<'a> ObjectEntries<'a> {
-    pub(crate) fn new(text: &'a [u8], at: usize) -> ObjectEntries<'a> {
+    pub(crate) fn new(text: &'a str, at: usize) -> ObjectEntries<'a> {
         let mut reader = rewalk_reader(text, at);
         let done = reader.next_event() != Ok(Some(Event::ObjectStart));
         ObjectEntries { reader, base: at, done }
@@ -105,7 +106,7 @@ fn next_block(
 ) {
     block.clear();
     let last = after.map(|offset| key_at(text, offset));
-    for entry in ObjectEntries::new(text.as_bytes(), at) {
+    for entry in ObjectEntries::new(text, at) {
         if let (Some(last), Some(last_at)) = (&last, after) {
             match cmp_decoded(&entry.key, last) {
                 Ordering::Less => continue,
@@ -167,7 +168,7 @@ pub(crate) fn for_each_sorted<'a, E>(
     mut visit: impl FnMut(JsonStr<'a>, usize) -> Result<(), E>,
 ) -> Result<(), E> {
     if sorted {
-        for entry in ObjectEntries::new(text.as_bytes(), at) {
+        for entry in ObjectEntries::new(text, at) {
             visit(entry.key, entry.value_at)?;
         }
         return Ok(());
@@ -202,7 +203,7 @@ pub(crate) struct SortedEntries<'a> {
 impl<'a> SortedEntries<'a> {
     /// The walk; the object must hold no duplicate key (checked before).
     pub(crate) fn new(text: &'a str, at: usize, sorted: bool) -> SortedEntries<'a> {
-        let entries = sorted.then(|| ObjectEntries::new(text.as_bytes(), at));
+        let entries = sorted.then(|| ObjectEntries::new(text, at));
         SortedEntries { text, at, entries, block: heapless::Vec::new(), next: 0, done: false }
     }
 }
@@ -250,6 +251,23 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    #[test]
+    fn a_rewalk_reads_from_its_offset_only() {
+        let text = r#"{"é": [1, "x"], "b": {"c": 2}}"#;
+        let at = text.find('[').unwrap_or(0);
+        let mut reader = rewalk_reader(text, at);
+        assert_eq!(reader.next_event(), Ok(Some(Event::ArrayStart)));
+        assert_eq!(reader.event_offset(), 0);
+        let entries: std::vec::Vec<_> = ObjectEntries::new(text, text.find("{\"c").unwrap_or(0)).collect();
+        assert_eq!(entries.len(), 1);
+        assert!(entries[0].key.eq_str("c"));
+        assert_eq!(&text[entries[0].value_at..=entries[0].value_at], "2");
+        // Inside a character or past the end: nothing to read, and no panic.
+        assert!(!matches!(rewalk_reader(text, 3).next_event(), Ok(Some(_))));
+        assert!(!matches!(rewalk_reader(text, text.len() + 1).next_event(), Ok(Some(_))));
+        assert_eq!(ObjectEntries::new(text, 3).count(), 0);
     }
 
     #[test]

@@ -123,6 +123,12 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         Reader::at(text, utf8_error, 0, limits)
     }
 
+    /// A reader over `text`, which is UTF-8 already: the encoding is not checked again,
+    /// so a reader over the rest of a validated document costs only what it reads.
+    pub(crate) fn over_str(text: &'a str, limits: Limits) -> Self {
+        Reader::at(text, None, 0, limits)
+    }
+
     fn at(text: &'a str, utf8_error: Option<usize>, pos: usize, limits: Limits) -> Self {
         Reader {
             text,

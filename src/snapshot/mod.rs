@@ -136,7 +136,7 @@ impl<'a> Membership<'a> {
     pub fn iter(&self) -> Members<'a> {
         match self.repr {
             Repr::Text { text, at, .. } => {
-                let mut reader = rewalk_reader(text.as_bytes(), at);
+                let mut reader = rewalk_reader(text, at);
                 let started = reader.next_event() == Ok(Some(Event::ArrayStart));
                 Members(MembersRepr::Text { reader, base: at, done: !started })
             }
@@ -199,7 +199,7 @@ impl<'a> PrimaryMap<'a> {
     /// which is sorted).
     pub fn iter(&self) -> PrimaryEntries<'a> {
         match self.repr {
-            Repr::Text { text, at, .. } => PrimaryEntries(MapRepr::Text(ObjectEntries::new(text.as_bytes(), at))),
+            Repr::Text { text, at, .. } => PrimaryEntries(MapRepr::Text(ObjectEntries::new(text, at))),
             Repr::Values(values) => PrimaryEntries(MapRepr::Values(values.iter())),
         }
     }
@@ -259,7 +259,7 @@ impl<'a> ReplicaMap<'a> {
     /// The entries in stored order.
     pub fn iter(&self) -> ReplicaEntries<'a> {
         match self.repr {
-            Repr::Text { text, at, .. } => ReplicaEntries(MapRepr::Text(ObjectEntries::new(text.as_bytes(), at)), text),
+            Repr::Text { text, at, .. } => ReplicaEntries(MapRepr::Text(ObjectEntries::new(text, at)), text),
             Repr::Values(values) => ReplicaEntries(MapRepr::Values(values.iter()), ""),
         }
     }
@@ -304,7 +304,7 @@ impl<'a> ReplicaNodes<'a> {
     pub fn iter(&self) -> ReplicaNodeIter<'a> {
         match self.0 {
             NodesRepr::Text { text, at } => {
-                let mut reader = rewalk_reader(text.as_bytes(), at);
+                let mut reader = rewalk_reader(text, at);
                 let started = reader.next_event() == Ok(Some(Event::ArrayStart));
                 ReplicaNodeIter(NodeIterRepr::Text { reader, done: !started })
             }

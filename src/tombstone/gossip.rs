@@ -140,7 +140,7 @@ impl<'a> GossipMap<'a> {
 
     /// The entries in text order: hash and `until`.
     pub fn iter(&self) -> GossipEntries<'a> {
-        GossipEntries { entries: ObjectEntries::new(self.text.as_bytes(), self.at) }
+        GossipEntries { entries: ObjectEntries::new(self.text, self.at) }
     }
 }
 
@@ -167,7 +167,7 @@ impl<'a> GossipMap<'a> {
     fn sorted_entries(&self) -> impl Iterator<Item = (JsonStr<'a>, f64)> + 'a {
         let text = self.text;
         SortedEntries::new(text, self.at, self.sorted).filter_map(move |(key, value_at)| {
-            match rewalk_reader(text.as_bytes(), value_at).next_event() {
+            match rewalk_reader(text, value_at).next_event() {
                 Ok(Some(Event::Number(n))) => Some((key, n.as_f64())),
                 _ => None,
             }
@@ -314,7 +314,7 @@ impl TombstoneTable<'_> {
     fn find_duplicate(&mut self, map: &GossipMap<'_>) -> Result<Option<usize>, Full> {
         let generation = self.next_generation();
         let mut result = Ok(None);
-        for entry in ObjectEntries::new(map.text.as_bytes(), map.at) {
+        for entry in ObjectEntries::new(map.text, map.at) {
             let Some(id) = Id::from_json(&entry.key) else {
                 result = Err(Full);
                 break;

@@ -15,7 +15,7 @@ from typing import Dict, Iterator, List, Optional
 
 from .. import _native
 from .._errors import MembraneError
-from ._files import replace_atomically
+from ._files import FileBuffer, replace_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -65,22 +65,23 @@ def migrate(
     ``"unknown"`` (not a Membrane frame: skipped and logged)."""
     del v2_tenant, v3_tenant
     counts = {"v4": 0, "v2": 0, "v5_noop": 0, "failed": 0, "unknown": 0}
+    files = FileBuffer()
     for path in walk_blobs(root):
         try:
-            buf = path.read_bytes()
-            magic = detect_magic(buf)
-            if magic == 0:
-                counts["unknown"] += 1
-                logger.warning("Skipping %s (not a Membrane frame)", path)
-                continue
-            # Either call proves the v5 result valid (one pass over the payload).
-            if dry_run:
-                rewrites = _native.plan_migration(buf)[0] != "v5"
-            else:
-                migrated = _native.migrate_frame(buf)
-                rewrites = migrated is not None
-                if rewrites:
-                    replace_atomically(path, migrated)
+            with files.read(path) as buf:
+                magic = detect_magic(buf)
+                if magic == 0:
+                    counts["unknown"] += 1
+                    logger.warning("Skipping %s (not a Membrane frame)", path)
+                    continue
+                # Either call proves the v5 result valid (one pass over the payload);
+                # the migration rewrites bytes 0..6 of the buffer, nothing is copied.
+                if dry_run:
+                    rewrites = _native.plan_migration(buf)[0] != "v5"
+                else:
+                    rewrites = _native.migrate_frame_in_place(buf)[0] != "v5"
+                    if rewrites:
+                        replace_atomically(path, buf)
             if not rewrites:
                 counts["v5_noop"] += 1
                 continue
