@@ -16,7 +16,7 @@
 # memcheck (no errors, no leaks of any kind); the vector tests (frames; envelopes,
 # compat hashes, migration: they need the vectors, a missing folder FAILS); the
 # NULL-argument test and its coverage of every function in the header; a short run of
-# the C++-against-C benchmark; ctest; the repository as a CMake subproject
+# the C++-against-C and read-out benchmarks; ctest; the repository as a CMake subproject
 # (add_subdirectory, FetchContent); `make install` into a fresh prefix and consumers
 # built against it through pkg-config and find_package, static and shared.
 set -u
@@ -318,6 +318,8 @@ run_programs valgrind "$BUILD/static" $VALGRIND
 
 step "bench_cpp: the C++ wrapper against the C calls (3 rounds here; make bench-cpp for figures)" \
     "$MAKE" --no-print-directory bench-cpp BENCH_ROUNDS=3
+step "bench_readout: an envelope's fields read from C (3 rounds here; make bench-readout for figures)" \
+    "$MAKE" --no-print-directory bench-readout BENCH_ROUNDS=3
 step "cmake: configure and build (static + shared, -Werror)" cmake_build
 step "cmake: ctest" ctest_run
 step "cmake: add_subdirectory(membrane-frame) consumer, cargo building from scratch, C and C++, run" \

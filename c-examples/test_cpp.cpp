@@ -154,6 +154,41 @@ int main() {
     auto n = reparsed ? reparsed->string_into(mf::Field::model_id, decoded, sizeof decoded)
                       : mf::Result<std::size_t>(reparsed.error());
     expect(n.ok() && std::string(decoded, *n) == "caf\xc3\xa9", "string_into() decodes it");
+    auto all = mf::Identity::parse_view(canonical);
+    auto model = all ? mf::decode(all->model_id) : mf::Result<std::string>(all.error());
+    auto hash = all ? mf::plain(all->payload_hash) : std::nullopt;
+    expect(all.ok() && all->model_id.has_escapes && !mf::plain(all->model_id) && model.ok() &&
+               *model == "caf\xc3\xa9" && hash && *hash == mf::sha256(payload).hex_string(),
+           "parse_view() gives every field: plain strings in place, decode() for escapes");
+    auto same_view = reparsed ? reparsed->fields_view() : mf::Result<mbr_identity_view>(reparsed.error());
+    expect(same_view.ok() && same_view->model_id.ptr == all->model_id.ptr && same_view->shape_len == all->shape_len,
+           "fields_view() of the parsed identity points at the same bytes");
+    char tiny[3];
+    auto short_buf = all ? mf::decode_into(all->model_id, tiny, sizeof tiny) : mf::Result<std::size_t>(all.error());
+    expect(!short_buf && short_buf.code() == mf::Code::buffer_too_small && short_buf.error().needed() == 6,
+           "decode_into() a short buffer is buffer_too_small with needed()");
+
+    // ---- an envelope's every field in one call ----
+    static const char envelope_json[] =
+        "{\"schema_version\": 5, \"tenant_id\": \"t\\u00e9\", \"identity\": {\"payload_hash\": \"x\", \"model_id\": \"m\", "
+        "\"model_revision\": \"\", \"tokenizer_name\": \"t\", \"tokenizer_revision\": \"\", \"layer_range\": [0, 1], "
+        "\"head_range\": [-1, -1], \"token_span\": [0, 7], \"dtype\": \"int8\", \"shape\": [1]}, \"payload_ref\": null, "
+        "\"payload_size\": 3, \"ttl\": 60.0, \"reuse_score\": 0.5, \"version_id\": 9, \"consistency\": \"quorum\", "
+        "\"hlc\": 7, \"fingerprint_compat\": \"\"}";
+    const mf::Bytes envelope_text(reinterpret_cast<const std::uint8_t *>(envelope_json), sizeof envelope_json - 1);
+    auto env_view = mf::Envelope::parse_view(envelope_text);
+    auto tenant = env_view ? mf::decode(env_view->tenant_id) : mf::Result<std::string>(env_view.error());
+    expect(env_view.ok() && tenant.ok() && *tenant == "t\xc3\xa9" && !env_view->has_payload_ref &&
+               env_view->payload_size == 3 && env_view->version_id == 9 &&
+               env_view->consistency == MBR_CONSISTENCY_QUORUM && env_view->identity.shape_len == 1,
+           "Envelope::parse_view() reads every field");
+    auto envelope = mf::Envelope::parse(envelope_text);
+    auto again = envelope ? envelope->view() : mf::Result<mbr_envelope_view>(envelope.error());
+    expect(again.ok() && again->tenant_id.ptr == env_view->tenant_id.ptr && again->hlc == 7,
+           "Envelope::view() of the parsed envelope is the same view");
+    auto cut = mf::Envelope::parse_view(envelope_text.first(30));
+    expect(!cut && cut.code() == mf::Code::envelope_json && cut.error().offset().has_value(),
+           "a bad text is refused with its code and offset");
 
     // ---- verify_batch agrees with parse ----
     std::vector<mf::Bytes> frames = {mf::Bytes(frame_bytes), mf::Bytes(damaged), mf::Bytes(frame_bytes).first(10)};

@@ -2,7 +2,8 @@
  * test_envelopes: the envelope, compatibility-hash and migration vectors (SPEC §11)
  * through the C API.
  *
- *  - envelopes.jsonl: mbr_envelope_check gives `expect` for every case, and
+ *  - envelopes.jsonl: mbr_envelope_check gives `expect` for every case (and
+ *    mbr_envelope_parse_view the same, its view agreeing with the per-field calls), and
  *    mbr_envelope_parse the same with an error detail; accepted envelopes read back
  *    the vector's `fields` and `identity_fingerprint`; every `reemit_identical` case
  *    re-emits through mbr_envelope_canonicalize (and mbr_envelope_write) to the
@@ -145,6 +146,68 @@ static void check_identity(const char *name, const mbr_envelope *env, const char
         fail(name, "identity fingerprint: got %s, want %s", a.hex, want);
 }
 
+/* A view's string decoded (in place when it has no escapes) equals `want`. */
+static int text_equals(mbr_text text, const char *want, size_t want_len) {
+    char buf[1024];
+    size_t len = 0;
+    if (!text.has_escapes) return text.len == want_len && (want_len == 0 || memcmp(text.ptr, want, want_len) == 0);
+    return mbr_text_decode(text, buf, sizeof buf, &len, NULL) == MBR_OK && len == want_len &&
+           memcmp(buf, want, len) == 0;
+}
+
+/* The view of every field (mbr_envelope_parse_view, mbr_envelope_get_view) says what the
+ * per-field calls say. */
+static void check_view(const char *name, const uint8_t *text, size_t len, const mbr_envelope *env) {
+    mbr_envelope_view view, again;
+    mbr_envelope_fields f;
+    char got[1024];
+    size_t got_len = 0;
+    if (mbr_envelope_parse_view(text, len, &view, NULL) != MBR_OK || mbr_envelope_get_view(env, &again) != MBR_OK ||
+        mbr_envelope_get_fields(env, &f) != MBR_OK) {
+        fail(name, "mbr_envelope_parse_view / mbr_envelope_get_view");
+        return;
+    }
+    if (mbr_envelope_string(env, MBR_ENVELOPE_FIELD_TENANT_ID, got, sizeof got, &got_len) != MBR_OK ||
+        !text_equals(view.tenant_id, got, got_len) || again.tenant_id.ptr != view.tenant_id.ptr)
+        fail(name, "view: tenant_id");
+    if (view.has_payload_ref != f.has_payload_ref ||
+        mbr_envelope_string(env, MBR_ENVELOPE_FIELD_PAYLOAD_REF, got, sizeof got, &got_len) != MBR_OK ||
+        !text_equals(view.payload_ref, got, got_len))
+        fail(name, "view: payload_ref");
+    if (view.payload_size != f.payload_size || !same_double(view.ttl, f.ttl) ||
+        !same_double(view.reuse_score, f.reuse_score) || view.version_id != f.version_id || view.hlc != f.hlc ||
+        view.consistency != f.consistency || view.has_fingerprint_compat != f.has_fingerprint_compat ||
+        memcmp(view.fingerprint_compat, f.fingerprint_compat, 32) != 0)
+        fail(name, "view: the numbers and flags differ from mbr_envelope_get_fields");
+    const mbr_identity_view *id = &view.identity;
+    const mbr_text strings[] = {id->payload_hash, id->model_id, id->model_revision, id->tokenizer_name,
+                                id->tokenizer_revision};
+    for (uint32_t field = MBR_FIELD_PAYLOAD_HASH; field <= MBR_FIELD_TOKENIZER_REVISION; field++) {
+        if (mbr_identity_string(&f.identity, field, got, sizeof got, &got_len) != MBR_OK ||
+            !text_equals(strings[field - MBR_FIELD_PAYLOAD_HASH], got, got_len))
+            fail(name, "view: identity %s", mbr_field_name(field));
+    }
+    const mbr_range ranges[] = {id->layer_range, id->head_range, id->token_span};
+    for (uint32_t field = MBR_FIELD_LAYER_RANGE; field <= MBR_FIELD_TOKEN_SPAN; field++) {
+        mbr_range range;
+        const mbr_range *mine = &ranges[field - MBR_FIELD_LAYER_RANGE];
+        if (mbr_identity_range(&f.identity, field, &range) != MBR_OK || range.start != mine->start ||
+            range.end != mine->end)
+            fail(name, "view: identity %s", mbr_field_name(field));
+    }
+    uint32_t dtype = 0;
+    int64_t dims[MBR_MAX_SHAPE_DIMS];
+    size_t dims_len = 0;
+    if (mbr_identity_dtype(&f.identity, &dtype) != MBR_OK || dtype != id->dtype ||
+        mbr_identity_shape(&f.identity, dims, MBR_MAX_SHAPE_DIMS, &dims_len) != MBR_OK || dims_len != id->shape_len ||
+        memcmp(dims, id->shape, dims_len * sizeof dims[0]) != 0)
+        fail(name, "view: identity dtype or shape");
+    mbr_identity_view parsed;
+    if (mbr_identity_get_view(&f.identity, &parsed) != MBR_OK || parsed.model_id.ptr != id->model_id.ptr ||
+        parsed.shape_len != id->shape_len)
+        fail(name, "view: mbr_identity_get_view");
+}
+
 /* Canonicalise an accepted envelope every way there is, and compare. */
 static void check_reemission(const char *name, const char *json, size_t len, const mbr_envelope *env, int identical) {
     const uint8_t *text = (const uint8_t *)json;
@@ -223,6 +286,13 @@ static int envelope_case(const char *line, int *reemitted) {
         uint8_t out[16];
         if (mbr_envelope_canonicalize(text, len, out, sizeof out, &written) != parsed || written != 12345)
             fail(name, "mbr_envelope_canonicalize on a rejected envelope");
+        /* The view refuses it alike and is left untouched. */
+        mbr_envelope_view view;
+        mbr_error view_err;
+        memset(&view, 0xA5, sizeof view);
+        if (mbr_envelope_parse_view(text, len, &view, &view_err) != parsed || view_err.offset != err.offset ||
+            !poisoned(&view, sizeof view))
+            fail(name, "mbr_envelope_parse_view on a rejected envelope");
         goto done;
     }
     const char *fields = member(line, "fields");
@@ -230,6 +300,7 @@ static int envelope_case(const char *line, int *reemitted) {
     char *fingerprint = string_member(line, "identity_fingerprint", &expect_len);
     if (fingerprint != NULL) check_identity(name, &env, fingerprint);
     free(fingerprint);
+    check_view(name, text, len, &env);
     check_reemission(name, json, len, &env, identical);
     if (identical) ++*reemitted;
 done:

@@ -178,6 +178,16 @@ static void metadata(void) {
     EXPECT_TRUE(err.needed == 4 && n == 12345);
     EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, id, sizeof id, &n, NULL), MBR_OK);
     EXPECT_TRUE(n == 3 && strcmp(id, "n\xc3\xa9") == 0);
+    mbr_text node_text;
+    POISON(node_text);
+    EXPECT(mbr_snapshot_cursor_text(NULL, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, &node_text), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_text(&cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_text(&zeroed_cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, &node_text), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_text(&cursor, MBR_SNAPSHOT_PRIMARY_KEY, 0, &node_text), MBR_INVALID_ARGUMENT);
+    UNTOUCHED(node_text);
+    EXPECT(mbr_snapshot_cursor_text(&cursor, MBR_SNAPSHOT_MEMBER_NODE_ID, 0, &node_text), MBR_OK);
+    EXPECT(mbr_text_decode(node_text, id, sizeof id, &n, NULL), MBR_OK); /* the same value, escaped or not */
+    EXPECT_TRUE(n == 3 && strcmp(id, "n\xc3\xa9") == 0);
     EXPECT(mbr_snapshot_cursor_replica_len(&cursor, &n), MBR_INVALID_ARGUMENT); /* a membership cursor */
     EXPECT(mbr_snapshot_cursor_next(&cursor, &flag), MBR_OK);
     EXPECT_TRUE(!flag);
@@ -195,6 +205,22 @@ static void metadata(void) {
     EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_REPLICA_NODE, 1, id, sizeof id, &n, NULL), MBR_OK);
     EXPECT_TRUE(strcmp(id, "n3") == 0);
     EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_REPLICA_NODE, 2, id, sizeof id, &n, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_snapshot_cursor_text(&cursor, MBR_SNAPSHOT_REPLICA_NODE, 1, &node_text), MBR_OK);
+    EXPECT_TRUE(node_text.len == 2 && !node_text.has_escapes && memcmp(node_text.ptr, "n3", 2) == 0);
+    EXPECT(mbr_snapshot_cursor_text(&cursor, MBR_SNAPSHOT_REPLICA_NODE, 2, &node_text), MBR_INVALID_ARGUMENT);
+    mbr_text node_texts[2];
+    POISON(node_texts);
+    n = 12345;
+    EXPECT(mbr_snapshot_cursor_replica_texts(NULL, node_texts, 2, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_replica_texts(&cursor, NULL, 2, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_replica_texts(&cursor, node_texts, 2, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_replica_texts(&zeroed_cursor, node_texts, 2, &n, NULL), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_replica_texts(&cursor, node_texts, 1, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == 2 && n == 12345);
+    EXPECT(mbr_snapshot_cursor_replica_texts(&cursor, NULL, 0, &n, &err), MBR_BUFFER_TOO_SMALL); /* the count */
+    UNTOUCHED(node_texts);
+    EXPECT(mbr_snapshot_cursor_replica_texts(&cursor, node_texts, 2, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 2 && node_texts[1].len == 2 && memcmp(node_texts[1].ptr, "n3", 2) == 0);
     EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_REPLICA_KEY, 0, id, sizeof id, &n, NULL), MBR_OK);
     EXPECT_TRUE(strcmp(id, "k") == 0);
     EXPECT(mbr_snapshot_cursor_init(&snap, MBR_SNAPSHOT_PRIMARY_MAP, &cursor), MBR_OK);
@@ -1127,6 +1153,43 @@ int main(void) {
     EXPECT(mbr_envelope_build(&bad_ev, &out_envelope, NULL), MBR_OK); /* derived fingerprint_compat */
     EXPECT(mbr_envelope_get_fields(&out_envelope, &fields), MBR_OK);
     EXPECT_TRUE(fields.has_fingerprint_compat && strlen(fields.fingerprint_compat_hex) == 64);
+
+    /* ---- views: every field in one struct, strings in place ---- */
+    mbr_envelope_view env_view;
+    mbr_identity_view id_view;
+    mbr_error view_err;
+    POISON(env_view);
+    EXPECT(mbr_envelope_parse_view(NULL, 1, &env_view, &view_err), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_parse_view(env_text, env_len, NULL, &view_err), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_parse_view(NULL, 0, &env_view, NULL), MBR_ENVELOPE_JSON); /* the empty text */
+    EXPECT(mbr_envelope_get_view(NULL, &env_view), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_get_view(&envelope, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_get_view(&zeroed_envelope, &env_view), MBR_INVALID_STATE);
+    UNTOUCHED(env_view);
+    EXPECT(mbr_envelope_parse_view(env_text, env_len, &env_view, NULL), MBR_OK);
+    EXPECT_TRUE(env_view.tenant_id.len == 4 && memcmp(env_view.tenant_id.ptr, "acme", 4) == 0 && !env_view.has_payload_ref);
+    EXPECT_TRUE(env_view.ttl == 60.0 && env_view.version_id == 1 && env_view.identity.shape_len == 1);
+    EXPECT(mbr_envelope_get_view(&envelope, &env_view), MBR_OK);
+    EXPECT_TRUE(env_view.identity.model_id.len == 1 && env_view.identity.model_id.ptr[0] == 'm');
+    POISON(id_view);
+    EXPECT(mbr_identity_get_view(NULL, &id_view), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_get_view(&fields.identity, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_parse_view(NULL, 1, &id_view, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_parse_view(env_text, env_len, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_parse_view(env_text, env_len, &id_view, NULL), MBR_IDENTITY_FIELD); /* not an identity */
+    UNTOUCHED(id_view);
+    EXPECT(mbr_identity_get_view(&fields.identity, &id_view), MBR_OK);
+    EXPECT_TRUE(id_view.dtype == MBR_DTYPE_INT8 && id_view.token_span.end == 7);
+    mbr_text escaped = {"caf\\u00e9", 9, true};
+    n = 12345;
+    EXPECT(mbr_text_decode(escaped, NULL, 0, &n, &view_err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(view_err.needed == 6 && n == 12345);
+    EXPECT(mbr_text_decode(escaped, name, sizeof name, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_text_decode(escaped, NULL, 5, &n, NULL), MBR_NULL_POINTER);
+    mbr_text dangling_text = {NULL, 3, false};
+    EXPECT(mbr_text_decode(dangling_text, name, sizeof name, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_text_decode(escaped, name, sizeof name, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 5 && memcmp(name, "caf\xc3\xa9", 6) == 0);
 
     n = 12345;
     EXPECT(mbr_envelope_string_len(NULL, MBR_ENVELOPE_FIELD_TENANT_ID, &n), MBR_NULL_POINTER);

@@ -32,7 +32,8 @@
  *   mbr_snapshot_member mbr_snapshot_replica_len mbr_snapshot_string
  *   mbr_snapshot_set_cluster_epoch mbr_snapshot_is_canonical mbr_snapshot_write
  *   mbr_snapshot_cursor_init mbr_snapshot_cursor_next mbr_snapshot_cursor_member
- *   mbr_snapshot_cursor_replica_len mbr_snapshot_cursor_string
+ *   mbr_snapshot_cursor_replica_len mbr_snapshot_cursor_string mbr_snapshot_cursor_text
+ *   mbr_snapshot_cursor_replica_texts
  *   mbr_tombstone_table_init mbr_tombstone_table_stats mbr_tombstone_record
  *   mbr_tombstone_get mbr_tombstone_is_active mbr_tombstone_remove mbr_tombstone_sweep
  *   mbr_tombstone_merge_gossip mbr_tombstone_merge_table mbr_tombstone_write_gossip
@@ -932,6 +933,34 @@ struct Shape {
 
 class OwnedIdentity;
 
+/// The bytes of a string view (`mbr_text`) as they are, when it holds no escapes: its
+/// value, in place. None for one with escapes (decode() it).
+inline std::optional<std::string_view> plain(mbr_text text) noexcept {
+    if (text.has_escapes) return std::nullopt;
+    return std::string_view(text.ptr, text.len);
+}
+/// The value of a string view into `buf` (NUL-terminated); returns its length.
+/// Code::buffer_too_small with needed() when `buf` is short.
+inline Result<std::size_t> decode_into(mbr_text text, char *buf, std::size_t capacity) noexcept {
+    std::size_t n = 0;
+    detail::c_error e;
+    std::uint32_t s = mbr_text_decode(text, buf, capacity, &n, &e.raw);
+    return detail::make(s, e, std::move(n));
+}
+/// The value of a string view (allocates; no decoding when it has no escapes).
+inline Result<std::string> decode(mbr_text text) {
+    if (!text.has_escapes && text.ptr != nullptr) return std::string(text.ptr, text.len);
+    detail::c_error e;
+    std::size_t n = 0;
+    std::uint32_t s = mbr_text_decode(text, nullptr, 0, &n, &e.raw); // the length query
+    if (s != MBR_BUFFER_TOO_SMALL) return Error::from_c(s, e.raw);
+    std::string out(static_cast<std::size_t>(e.raw.needed), '\0');
+    s = mbr_text_decode(text, &out[0], out.size(), &n, &e.raw);
+    if (s != MBR_OK) return Error::from_c(s, e.raw);
+    out.resize(n);
+    return out;
+}
+
 /// A validated identity (SPEC §2). Plain data that borrows the text or strings it was
 /// made from: copy it freely; keep those alive while it is used.
 class Identity {
@@ -989,6 +1018,24 @@ class Identity {
         }
         return std::string_view(out.ptr, out.len);
     }
+    /// Every field at once: the strings as `mbr_text` views in place (decode() the ones
+    /// with escapes), the ranges, dtype and shape. Valid as long as what the identity
+    /// borrows.
+    Result<mbr_identity_view> fields_view() const noexcept {
+        mbr_identity_view v;
+        return detail::make(mbr_identity_get_view(&raw_, &v), std::move(v));
+    }
+    /// Parse an identity JSON text straight into the view of its fields (no Identity in
+    /// between); the views point into `json`.
+    static Result<mbr_identity_view> parse_view(Bytes json MBR_LIFETIMEBOUND) noexcept {
+        mbr_identity_view v;
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_parse_view(json.data(), json.size(), &v, &e.raw);
+        return detail::make(s, e, std::move(v));
+    }
+    /// The views would point into a string returned by value after it is gone.
+    template <class R, detail::if_owning_rvalue<R> = 0>
+    static Result<mbr_identity_view> parse_view(R &&json) = delete;
     /// The fields among `fields` whose values differ from `expected`'s (strings compared
     /// decoded, so any JSON spelling of the same text matches); empty when they agree.
     /// One call, no copy: `frame_id.differences(loaded, FieldSet::model()).empty()` says
@@ -1594,6 +1641,24 @@ class Envelope {
         c.fingerprint_compat = detail::c_str(v.fingerprint_compat);
         return detail::filled<Envelope>([&](Envelope &out, mbr_error *e) { return mbr_envelope_build(&c, &out.raw_, e); });
     }
+
+    /// Every field at once, the identity's included: strings as `mbr_text` views in
+    /// place (decode() the ones with escapes).
+    Result<mbr_envelope_view> view() const noexcept {
+        mbr_envelope_view v;
+        return detail::make(mbr_envelope_get_view(&raw_, &v), std::move(v));
+    }
+    /// Parse an envelope JSON text straight into the view of every field: the parse and
+    /// the read-out in one call, no Envelope in between; the views point into `json`.
+    static Result<mbr_envelope_view> parse_view(Bytes json MBR_LIFETIMEBOUND) noexcept {
+        mbr_envelope_view v;
+        detail::c_error e;
+        std::uint32_t s = mbr_envelope_parse_view(json.data(), json.size(), &v, &e.raw);
+        return detail::make(s, e, std::move(v));
+    }
+    /// The views would point into a string returned by value after it is gone.
+    template <class R, detail::if_owning_rvalue<R> = 0>
+    static Result<mbr_envelope_view> parse_view(R &&json) = delete;
 
     /// Every field but the strings, and the identity.
     Result<mbr_envelope_fields> fields() const noexcept {

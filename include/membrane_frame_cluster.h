@@ -662,6 +662,48 @@ uint32_t mbr_snapshot_cursor_string(const struct mbr_snapshot_cursor *cursor,
                                     mbr_error *error);
 
 /**
+ * A view of a string of the entry the cursor is on (`field` and `sub_index` as for
+ * `mbr_snapshot_cursor_string`), in place in the snapshot's text: no copy, and
+ * `mbr_text_decode` only when it has escapes. Reading a whole map this way costs the
+ * walk alone.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a field of another list, `sub_index` past
+ * the end), `MBR_INVALID_STATE` (not initialised, or not on an entry) or
+ * `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is
+ * NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_snapshot_cursor_text(const struct mbr_snapshot_cursor *cursor,
+                                  uint32_t field,
+                                  size_t sub_index,
+                                  mbr_text *out);
+
+/**
+ * Views of every node id of the replica entry the cursor is on (a
+ * `MBR_SNAPSHOT_REPLICA_MAP` cursor), in order, into `nodes` (room for `capacity`);
+ * `*out_len` gets their number. One walk of the list, where
+ * `mbr_snapshot_cursor_text` with `MBR_SNAPSHOT_REPLICA_NODE` walks to each node.
+ *
+ * Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` is the number of
+ * nodes; `nodes` untouched), `MBR_INVALID_ARGUMENT` (another list),
+ * `MBR_INVALID_STATE` (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `nodes` is
+ * NULL or points to `capacity` writable `mbr_text`s; `out_len` and `error` are each
+ * NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_snapshot_cursor_replica_texts(const struct mbr_snapshot_cursor *cursor,
+                                           mbr_text *nodes,
+                                           size_t capacity,
+                                           size_t *out_len,
+                                           mbr_error *error);
+
+/**
  * Validate a gossip map text (SPEC §6); returns the SPEC §8 code, 0 (`MBR_OK`) when
  * accepted: `MBR_TOMBSTONE_JSON` (any JSON problem, a repeated key included) or
  * `MBR_TOMBSTONE_FIELD` (a key that is not 1–128 characters, a value that is not a

@@ -1374,6 +1374,131 @@ typedef struct mbr_streamed_frame {
 } mbr_streamed_frame;
 
 /**
+ * A string of a parsed document as its text holds it: the bytes between its quotes.
+ * Without escapes (`has_escapes` false) they are the value itself, UTF-8 the parse has
+ * checked; with escapes (`\n`, `\u00e9`), `mbr_text_decode` gives the value. Valid as
+ * long as the text it points into.
+ */
+typedef struct mbr_text {
+    /**
+     * The bytes (not NUL-terminated).
+     */
+    const char *ptr;
+    /**
+     * Their number.
+     */
+    size_t len;
+    /**
+     * Whether they hold backslash escapes, so differ from the value.
+     */
+    bool has_escapes;
+} mbr_text;
+
+/**
+ * Every field of an identity (SPEC §2.1) as C values.
+ */
+typedef struct mbr_identity_view {
+    /**
+     * `payload_hash`.
+     */
+    struct mbr_text payload_hash;
+    /**
+     * `model_id`.
+     */
+    struct mbr_text model_id;
+    /**
+     * `model_revision`.
+     */
+    struct mbr_text model_revision;
+    /**
+     * `tokenizer_name`.
+     */
+    struct mbr_text tokenizer_name;
+    /**
+     * `tokenizer_revision`.
+     */
+    struct mbr_text tokenizer_revision;
+    /**
+     * `layer_range`.
+     */
+    struct mbr_range layer_range;
+    /**
+     * `head_range` (`[-1, -1]`: all heads).
+     */
+    struct mbr_range head_range;
+    /**
+     * `token_span`.
+     */
+    struct mbr_range token_span;
+    /**
+     * `dtype`: an `MBR_DTYPE_*` number.
+     */
+    uint32_t dtype;
+    /**
+     * Number of dimensions in `shape` (1 to `MBR_MAX_SHAPE_DIMS`).
+     */
+    uint32_t shape_len;
+    /**
+     * `shape`; entries past `shape_len` are 0.
+     */
+    int64_t shape[MBR_MAX_SHAPE_DIMS];
+} mbr_identity_view;
+
+/**
+ * Every field of an envelope (SPEC §3.1) as C values, its identity's included.
+ */
+typedef struct mbr_envelope_view {
+    /**
+     * `tenant_id`.
+     */
+    struct mbr_text tenant_id;
+    /**
+     * `payload_ref` (empty when `has_payload_ref` is false: JSON `null`).
+     */
+    struct mbr_text payload_ref;
+    /**
+     * Whether `payload_ref` is a string.
+     */
+    bool has_payload_ref;
+    /**
+     * Whether `fingerprint_compat` is a digest (else `""`).
+     */
+    bool has_fingerprint_compat;
+    /**
+     * `consistency`: an `MBR_CONSISTENCY_*` number.
+     */
+    uint32_t consistency;
+    /**
+     * `payload_size`.
+     */
+    uint64_t payload_size;
+    /**
+     * `ttl`, seconds (finite, `>= 0`; may be `-0.0`).
+     */
+    double ttl;
+    /**
+     * `reuse_score` (finite, in `[0, 1]`).
+     */
+    double reuse_score;
+    /**
+     * `version_id` (`1 ..= 2^63-1`).
+     */
+    uint64_t version_id;
+    /**
+     * `hlc`, packed (`mbr_hlc_unpack`).
+     */
+    uint64_t hlc;
+    /**
+     * `fingerprint_compat` as its 32 bytes (zeros when `""`).
+     */
+    uint8_t fingerprint_compat[32];
+    /**
+     * The identity.
+     */
+    struct mbr_identity_view identity;
+} mbr_envelope_view;
+
+/**
  * Writer policy, passed by value. Start from `mbr_write_options_default()`.
  */
 typedef struct mbr_write_options {
@@ -2426,6 +2551,92 @@ const char *mbr_version(void);
  */
 MBR_NODISCARD MBR_API
 uint32_t mbr_abi_version(void);
+
+/**
+ * Every field of `*identity` into `*out`; its strings point into what the identity
+ * borrows (the text or frame it was parsed from, or the strings it was built from).
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `identity` is NULL or points to an `mbr_identity` (its borrows alive); `out` is NULL
+ * or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_identity_get_view(const struct mbr_identity *identity,
+                               struct mbr_identity_view *out);
+
+/**
+ * Parse and validate an identity JSON text (SPEC §2, as `mbr_identity_parse`) straight
+ * into a view of its fields, whose strings point into `json`.
+ *
+ * Returns `MBR_OK`, a code of `mbr_identity_parse` (with the byte offset and the field
+ * in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
+ * the view is used; `out` and `error` are each NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_identity_parse_view(const uint8_t *json,
+                                 size_t len,
+                                 struct mbr_identity_view *out,
+                                 struct mbr_error *error);
+
+/**
+ * The value of a string view: its bytes with the escapes decoded, and a NUL, into
+ * `buf` (`capacity` bytes; `(NULL, 0)` asks for the length, `MBR_BUFFER_TOO_SMALL`
+ * with `error->needed`); `*out_len` gets the length without the NUL. A value may hold
+ * NUL characters (`\u0000`): trust `*out_len`, not `strlen`. A view from this library
+ * is always accepted. Other bytes must be UTF-8, and when `has_escapes` is set they are
+ * checked as the reader checks a string (`MBR_INVALID_ARGUMENT` naming `text`, with the
+ * offset of the first bad byte); without it they are the value as they are.
+ *
+ * Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL`, `MBR_INVALID_ARGUMENT` or
+ * `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * `text.ptr` is NULL or points to `text.len` readable bytes; `buf` is NULL or points
+ * to `capacity` writable bytes; `out_len` and `error` are each NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_text_decode(struct mbr_text text,
+                         char *buf,
+                         size_t capacity,
+                         size_t *out_len,
+                         struct mbr_error *error);
+
+/**
+ * Every field of `*envelope` into `*out`; its strings point into what the
+ * envelope borrows.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_STATE` or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `envelope` is NULL or points to an `mbr_envelope` (its borrows alive); `out` is
+ * NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_envelope_get_view(const struct mbr_envelope *envelope,
+                               struct mbr_envelope_view *out);
+
+/**
+ * Parse and validate an envelope JSON text (SPEC §3.1, as `mbr_envelope_parse`)
+ * straight into a view of every field, whose strings point into `json`: the
+ * parse and the read-out in one call, with no `mbr_envelope` in between.
+ *
+ * Returns `MBR_OK`, a code of `mbr_envelope_check` (with the byte offset into the
+ * text and the field in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * `json` is NULL or points to `len` readable bytes that stay alive and unchanged
+ * while the view is used; `out` and `error` are each NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_envelope_parse_view(const uint8_t *json,
+                                 size_t len,
+                                 struct mbr_envelope_view *out,
+                                 struct mbr_error *error);
 
 /**
  * The defaults: no padding (`align` 1, `base` 0), the default identity limit.

@@ -82,6 +82,12 @@ MEASUREMENTS = {
         minutes=4,
     ),
     "cpp": Measurement("docs/performance.md", "make -s -C c-examples bench-cpp", keep=r"^bench_cpp:", minutes=2),
+    "simdjson": Measurement(
+        "docs/performance.md", "bash scripts/bench-simdjson.sh", keep=r"^bench(-|_)simdjson:", minutes=3
+    ),
+    "readout": Measurement(
+        "docs/performance.md", "make -s -C c-examples bench-readout", keep=r"^bench_readout:", minutes=2
+    ),
     "llama": Measurement(
         "docs/performance.md", "bash integrations/llama.cpp/check.sh --bench", start=r"^# llama.cpp KV state", minutes=6
     ),

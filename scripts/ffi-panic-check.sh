@@ -17,7 +17,7 @@ mkdir -p "$out"
 if ! env RUSTFLAGS="--cfg membrane_panic_proof" CARGO_TARGET_DIR="$target" \
     CARGO_PROFILE_RELEASE_PANIC=abort CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
     cargo rustc --quiet -p membrane-frame-ffi --release --no-default-features \
-    --features envelope,migrate,cluster,status-names,error-text --crate-type staticlib; then
+    --features views,envelope,migrate,cluster,status-names,error-text --crate-type staticlib; then
     echo "ffi-panic-check: the no_std C library did not build"
     exit 1
 fi

@@ -3,11 +3,23 @@
 //! accepts with the same values; and where serde_json accepts but we refuse, the reason
 //! is one of our deliberate extra rules (duplicate keys, depth, key-table capacity).
 
-use membrane_frame::json::{Event, JsonErrorKind, Limits, Reader};
+use membrane_frame::json::{Event, JsonErrorKind, JsonStr, Limits, Reader};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
 
 /// Our reader's view of a text, as a serde_json value.
+/// A string's value as `decode_into` gives it (runs between escapes copied whole),
+/// checked against the character decoder, and its raw text re-read by `from_raw`.
+fn decoded(s: &JsonStr<'_>) -> String {
+    let mut buf = vec![0u8; s.decoded_len()];
+    assert_eq!(s.decode_into(&mut buf), Ok(buf.len()));
+    let text = String::from_utf8(buf).expect("decoded text is UTF-8");
+    assert_eq!(text, s.chars().collect::<String>());
+    let again = JsonStr::from_raw(s.raw()).expect("a string the reader accepted re-reads");
+    assert_eq!(again.has_escapes(), s.has_escapes());
+    text
+}
+
 fn ours(text: &[u8]) -> Result<Value, JsonErrorKind> {
     let mut reader: Reader = Reader::new(text, Limits::default());
     // A stack of open containers, each with the key its value is waiting for.
@@ -24,11 +36,11 @@ fn ours(text: &[u8]) -> Result<Value, JsonErrorKind> {
                 continue;
             }
             Event::Key(key) => {
-                stack.last_mut().unwrap().1 = Some(key.to_string());
+                stack.last_mut().unwrap().1 = Some(decoded(&key));
                 continue;
             }
             Event::ObjectEnd | Event::ArrayEnd => stack.pop().unwrap().0,
-            Event::Str(s) => Value::String(s.to_string()),
+            Event::Str(s) => Value::String(decoded(&s)),
             Event::Number(n) => match (n.as_i64(), n.as_u64()) {
                 (Some(i), _) => Value::from(i),
                 (None, Some(u)) => Value::from(u),

@@ -62,7 +62,7 @@ const _: () = {
 static CONSISTENCY_NAMES: NameTable<{ Consistency::ALL.len() }, NAME_WIDTH> =
     name_table!(Consistency::ALL, name, NAME_WIDTH);
 
-fn consistency_number(consistency: Consistency) -> u32 {
+pub(crate) fn consistency_number(consistency: Consistency) -> u32 {
     Consistency::ALL.iter().position(|&c| c == consistency).map_or(u32::MAX, |i| i as u32)
 }
 

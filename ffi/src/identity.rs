@@ -159,7 +159,7 @@ fn dtype_arg(number: u32) -> Result<Dtype, Error> {
     dtype_of(number).ok_or(Error::invalid_argument("dtype", "not an MBR_DTYPE_* number"))
 }
 
-fn dtype_number(dtype: Dtype) -> u32 {
+pub(crate) fn dtype_number(dtype: Dtype) -> u32 {
     Dtype::ALL.iter().position(|&d| d == dtype).map_or(u32::MAX, |i| i as u32)
 }
 

@@ -72,6 +72,8 @@ pub mod stream;
 #[cfg(feature = "cluster")]
 pub mod tombstone;
 pub mod version;
+#[cfg(feature = "views")]
+pub mod view;
 pub mod writer;
 
 /// Without `std` panics abort (the targets have no unwinding) and no entry point can

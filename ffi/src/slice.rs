@@ -100,7 +100,7 @@ pub(crate) fn copy_decoded(value: &JsonStr<'_>, buf: &mut [u8]) -> Result<usize,
     let too_small = |needed: usize| Error::buffer_too_small(needed as u64).in_field("buf");
     let needed = value.decoded_len().saturating_add(1);
     let (nul, text) = buf.get_mut(..needed).and_then(<[u8]>::split_last_mut).ok_or(too_small(needed))?;
-    let written = value.unescape_into(text).map_err(|n| too_small(n.saturating_add(1)))?.len();
+    let written = value.decode_into(text).map_err(|n| too_small(n.saturating_add(1)))?;
     *nul = 0;
     Ok(written)
 }

@@ -554,3 +554,67 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_string(
         copy_decoded(&string_of(try_ref(cursor)?.entry()?, field, sub_index)?, buf)
     })
 }
+
+/// A view of a string of the entry the cursor is on (`field` and `sub_index` as for
+/// `mbr_snapshot_cursor_string`), in place in the snapshot's text: no copy, and
+/// `mbr_text_decode` only when it has escapes. Reading a whole map this way costs the
+/// walk alone.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (a field of another list, `sub_index` past
+/// the end), `MBR_INVALID_STATE` (not initialised, or not on an entry) or
+/// `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `out` is
+/// NULL or writable.
+#[cfg(feature = "views")]
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_snapshot_cursor_text(
+    cursor: *const mbr_snapshot_cursor,
+    field: u32,
+    sub_index: usize,
+    out: *mut crate::view::mbr_text,
+) -> u32 {
+    read_into(cursor, out, "out", |cursor| Ok(crate::view::mbr_text::of(string_of(cursor.entry()?, field, sub_index)?)))
+}
+
+/// Views of every node id of the replica entry the cursor is on (a
+/// `MBR_SNAPSHOT_REPLICA_MAP` cursor), in order, into `nodes` (room for `capacity`);
+/// `*out_len` gets their number. One walk of the list, where
+/// `mbr_snapshot_cursor_text` with `MBR_SNAPSHOT_REPLICA_NODE` walks to each node.
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (`needed` in `*error` is the number of
+/// nodes; `nodes` untouched), `MBR_INVALID_ARGUMENT` (another list),
+/// `MBR_INVALID_STATE` (not initialised, or not on an entry) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive); `nodes` is
+/// NULL or points to `capacity` writable `mbr_text`s; `out_len` and `error` are each
+/// NULL or writable.
+#[cfg(feature = "views")]
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_snapshot_cursor_replica_texts(
+    cursor: *const mbr_snapshot_cursor,
+    nodes: *mut crate::view::mbr_text,
+    capacity: usize,
+    out_len: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        let out_len = Out::new(out_len, "out_len")?;
+        let Entry::Replica(_, list) = try_ref(cursor)?.entry()? else {
+            return Err(Error::invalid_argument("cursor", "not a cursor over MBR_SNAPSHOT_REPLICA_MAP"));
+        };
+        // Written as views only once they all fit, so a short array is left as it was.
+        let slots = crate::slice::output(nodes.cast::<MaybeUninit<crate::view::mbr_text>>(), capacity, "nodes")?;
+        let count = list.len();
+        let slots = slots.get_mut(..count).ok_or(Error::buffer_too_small(count as u64).in_field("nodes"))?;
+        for (slot, node) in slots.iter_mut().zip(list.iter()) {
+            slot.write(crate::view::mbr_text::of(node));
+        }
+        out_len.write(count);
+        Ok(())
+    })
+}

@@ -17,6 +17,7 @@ use crate::snapshot::*;
 use crate::status::{mbr_error, mbr_status_name, MBR_OK};
 use crate::stream::*;
 use crate::tombstone::*;
+use crate::view::*;
 use crate::writer::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -329,6 +330,16 @@ fn ffi_envelope_hlc_and_migration_paths_do_not_allocate() {
         let parsed = parsed.assume_init();
         let mut fields = MaybeUninit::<mbr_envelope_fields>::uninit();
         assert_eq!(mbr_envelope_get_fields(&parsed, fields.as_mut_ptr()), MBR_OK);
+        let mut view = MaybeUninit::<mbr_envelope_view>::uninit();
+        assert_eq!(mbr_envelope_get_view(&parsed, view.as_mut_ptr()), MBR_OK);
+        assert_eq!(
+            mbr_envelope_parse_view(envelope.as_ptr(), envelope.len(), view.as_mut_ptr(), err.as_mut_ptr()),
+            MBR_OK
+        );
+        let view = view.assume_init();
+        assert_eq!(mbr_text_decode(view.tenant_id, text.as_mut_ptr(), text.len(), &mut n, err.as_mut_ptr()), MBR_OK);
+        let mut identity_view = MaybeUninit::<mbr_identity_view>::uninit();
+        assert_eq!(mbr_identity_get_view(&fields.assume_init_ref().identity, identity_view.as_mut_ptr()), MBR_OK);
         let mut identity = MaybeUninit::<mbr_identity>::uninit();
         assert_eq!(mbr_envelope_identity(&parsed, identity.as_mut_ptr()), MBR_OK);
         let identity = identity.assume_init();

@@ -5,8 +5,20 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use membrane_frame::json::{Event, JsonErrorKind, Limits, Reader};
+use membrane_frame::json::{Event, JsonErrorKind, JsonStr, Limits, Reader};
 use serde_json::{Map, Number, Value};
+
+/// A string's value as `decode_into` gives it (runs between escapes copied whole),
+/// checked against the character decoder, and its raw text re-read by `from_raw`.
+fn decoded(s: &JsonStr<'_>) -> String {
+    let mut buf = vec![0u8; s.decoded_len()];
+    assert_eq!(s.decode_into(&mut buf), Ok(buf.len()));
+    let text = String::from_utf8(buf).expect("decoded text is UTF-8");
+    assert_eq!(text, s.chars().collect::<String>());
+    let again = JsonStr::from_raw(s.raw()).expect("a string the reader accepted re-reads");
+    assert_eq!(again.has_escapes(), s.has_escapes());
+    text
+}
 
 fn ours(text: &[u8]) -> Result<Value, JsonErrorKind> {
     let mut reader: Reader = Reader::new(text, Limits::default());
@@ -23,11 +35,11 @@ fn ours(text: &[u8]) -> Result<Value, JsonErrorKind> {
                 continue;
             }
             Event::Key(key) => {
-                stack.last_mut().expect("key inside an object").1 = Some(key.to_string());
+                stack.last_mut().expect("key inside an object").1 = Some(decoded(&key));
                 continue;
             }
             Event::ObjectEnd | Event::ArrayEnd => stack.pop().expect("balanced").0,
-            Event::Str(s) => Value::String(s.to_string()),
+            Event::Str(s) => Value::String(decoded(&s)),
             Event::Number(n) => match (n.as_i64(), n.as_u64()) {
                 (Some(i), _) => Value::from(i),
                 (None, Some(u)) => Value::from(u),

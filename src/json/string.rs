@@ -55,6 +55,28 @@ impl<'a> JsonStr<'a> {
         Ok((JsonStr::from_validated(text.get(at + 1..close).unwrap_or(""), has_escapes), close + 1))
     }
 
+    /// String content from outside the reader (e.g. a C caller's view of a string it
+    /// read before): the text between the quotes, checked as the reader checks strings.
+    /// An unescaped `"` is `unexpected_byte` at its offset; a bad escape, a lone
+    /// surrogate or a control character is the reader's own error.
+    ///
+    /// ```
+    /// use membrane_frame::json::JsonStr;
+    /// assert_eq!(JsonStr::from_raw(r"caf\u00e9").map(|s| s.to_string()), Ok("café".into()));
+    /// assert!(JsonStr::from_raw(r"a\qb").is_err());
+    /// assert_eq!(JsonStr::from_raw(r#"a"b"#).map_err(|e| e.offset), Err(1));
+    /// ```
+    pub fn from_raw(raw: &'a str) -> Result<JsonStr<'a>, JsonError> {
+        match scan_string(raw, 0) {
+            // Only the end of the text stopped the scan: all of it is string content.
+            Err(err) if err.kind == JsonErrorKind::UnexpectedEnd && err.offset == raw.len() => {
+                Ok(JsonStr { raw, has_escapes: raw.as_bytes().contains(&b'\\') })
+            }
+            Err(err) => Err(err),
+            Ok((quote, _)) => Err(JsonError::new(JsonErrorKind::UnexpectedByte, quote)),
+        }
+    }
+
     /// The text between the quotes, escapes and all.
     pub const fn raw(&self) -> &'a str {
         self.raw
@@ -82,10 +104,17 @@ impl<'a> JsonStr<'a> {
     /// Length of the decoded value in UTF-8 bytes.
     pub fn decoded_len(&self) -> usize {
         if self.has_escapes {
-            self.chars().map(char::len_utf8).sum()
+            self.pieces().map(|piece| piece.len()).sum()
         } else {
             self.raw.len()
         }
+    }
+
+    /// The decoded value as runs of raw text without escapes and the characters of the
+    /// escapes between them: what decoding copies, a run at a time rather than a
+    /// character at a time.
+    fn pieces(&self) -> Pieces<'a> {
+        Pieces { rest: self.raw, escaped: self.has_escapes }
     }
 
     /// Number of decoded characters (Unicode scalar values).
@@ -129,20 +158,32 @@ impl<'a> JsonStr<'a> {
     ///
     /// When `out` is too small, returns the number of bytes needed.
     pub fn unescape_into<'b>(&self, out: &'b mut [u8]) -> Result<&'b str, usize> {
+        let len = self.decode_into(out)?;
+        // Runs of a `str` and encoded `char`s are UTF-8; this cannot fail.
+        core::str::from_utf8(out.get(..len).unwrap_or(&[])).map_err(|_| len)
+    }
+
+    /// [`unescape_into`](Self::unescape_into) returning the length written, for callers
+    /// that hand the bytes on (the C ABI): the output is not checked again.
+    pub fn decode_into(&self, out: &mut [u8]) -> Result<usize, usize> {
         let needed = self.decoded_len();
         let Some(target) = out.get_mut(..needed) else {
             return Err(needed);
         };
         let mut written = 0usize;
-        for ch in self.chars() {
-            let len = ch.len_utf8();
+        for piece in self.pieces() {
+            let len = piece.len();
             if let Some(slot) = target.get_mut(written..written + len) {
-                ch.encode_utf8(slot);
+                match piece {
+                    Piece::Run(run) => slot.copy_from_slice(run.as_bytes()),
+                    Piece::Char(ch) => {
+                        ch.encode_utf8(slot);
+                    }
+                }
             }
             written += len;
         }
-        // The bytes were produced from `char`s, so they are UTF-8; this cannot fail.
-        core::str::from_utf8(target).map_err(|_| needed)
+        Ok(needed)
     }
 }
 
@@ -190,6 +231,61 @@ impl Iterator for Chars<'_> {
         let (bytes, rest) = self.rest.split_at_checked(len).unwrap_or((self.rest, &[]));
         self.rest = rest;
         Some(core::str::from_utf8(bytes).ok().and_then(|s| s.chars().next()).unwrap_or('\u{FFFD}'))
+    }
+}
+
+/// A part of a decoded string (see [`JsonStr::pieces`]).
+enum Piece<'a> {
+    /// Raw text without escapes: its own value.
+    Run(&'a str),
+    /// The value of one escape.
+    Char(char),
+}
+
+impl Piece<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Piece::Run(run) => run.len(),
+            Piece::Char(ch) => ch.len_utf8(),
+        }
+    }
+}
+
+/// Iterator over the [`Piece`]s of escaped raw text.
+struct Pieces<'a> {
+    rest: &'a str,
+    /// Whether backslashes are escapes (false for a plain value, whose backslashes are
+    /// characters).
+    escaped: bool,
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = Piece<'a>;
+
+    fn next(&mut self) -> Option<Piece<'a>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        if !self.escaped {
+            return Some(Piece::Run(core::mem::take(&mut self.rest)));
+        }
+        // `find` of an ASCII byte is a memchr.
+        match self.rest.find('\\') {
+            Some(0) => {
+                let after = self.rest.as_bytes().get(1..).unwrap_or(&[]);
+                let (ch, used) = decode_escape(after);
+                // An escape is ASCII, so `1 + used` is a character boundary (or past
+                // the end of malformed text, which ends the walk).
+                self.rest = self.rest.get(1 + used..).unwrap_or("");
+                Some(Piece::Char(ch))
+            }
+            Some(at) => {
+                let (run, rest) = self.rest.split_at_checked(at).unwrap_or((self.rest, ""));
+                self.rest = rest;
+                Some(Piece::Run(run))
+            }
+            None => Some(Piece::Run(core::mem::take(&mut self.rest))),
+        }
     }
 }
 
@@ -383,6 +479,51 @@ mod tests {
 
     fn scan(s: &[u8]) -> Result<(usize, bool), JsonErrorKind> {
         scan_string(core::str::from_utf8(s).unwrap(), 0).map_err(|e| e.kind)
+    }
+
+    #[test]
+    fn raw_content_from_outside_is_checked_as_the_reader_checks_strings() {
+        let kind = |raw: &str| JsonStr::from_raw(raw).map(|s| s.has_escapes()).map_err(|e| (e.kind, e.offset));
+        assert_eq!(kind(""), Ok(false));
+        assert_eq!(kind("plain é"), Ok(false));
+        assert_eq!(kind(r"tab\t and \ud83d\ude00"), Ok(true));
+        assert_eq!(kind(r#"a"b"#), Err((JsonErrorKind::UnexpectedByte, 1)));
+        assert_eq!(kind("a\u{1}b"), Err((JsonErrorKind::ControlCharacter, 1)));
+        assert_eq!(kind(r"ab\"), Err((JsonErrorKind::UnexpectedEnd, 2)));
+        assert_eq!(kind(r"ab\x"), Err((JsonErrorKind::InvalidEscape, 2)));
+        assert_eq!(kind(r"\u12"), Err((JsonErrorKind::InvalidEscape, 0)));
+        assert_eq!(kind(r"x\ud83d"), Err((JsonErrorKind::LoneSurrogate, 1)));
+        let mut buf = [0u8; 8];
+        assert_eq!(JsonStr::from_raw(r"\u00e9!").map(|s| s.unescape_into(&mut buf).map(str::len)), Ok(Ok(3)));
+    }
+
+    #[test]
+    fn decoding_by_runs_gives_the_characters_the_escapes_stand_for() {
+        let cases = [
+            "plain",
+            "\\n",
+            "a\\tb",
+            "\\u00e9t\\u00e9",
+            "\\ud83d\\ude00 end",
+            "start \\\\\\/\\b\\f\\r\\\"",
+            "caf\u{e9} \\u2028 \u{1F600}\\n",
+            "\\u0000\\u001f",
+        ];
+        for raw in cases {
+            let value = JsonStr::from_raw(raw).unwrap();
+            let expected: std::string::String = value.chars().collect();
+            assert_eq!(value.decoded_len(), expected.len(), "{raw}");
+            let mut buf = [0u8; 64];
+            assert_eq!(value.unescape_into(&mut buf), Ok(expected.as_str()), "{raw}");
+            assert_eq!(value.decode_into(&mut buf[..expected.len()]), Ok(expected.len()));
+            if !expected.is_empty() {
+                assert_eq!(value.decode_into(&mut buf[..expected.len() - 1]), Err(expected.len()), "{raw}");
+            }
+        }
+        // A plain value's backslashes are characters.
+        let plain = JsonStr::from_plain(r"a\nb");
+        let mut buf = [0u8; 8];
+        assert_eq!((plain.decoded_len(), plain.unescape_into(&mut buf)), (4, Ok(r"a\nb")));
     }
 
     #[test]
