@@ -31,7 +31,7 @@ pub fn text(value: &JsonStr<'_>) -> String {
 pub fn py_text<'py>(py: Python<'py>, value: &JsonStr<'_>) -> Bound<'py, PyString> {
     match value.as_str() {
         Some(plain) => PyString::new(py, plain),
-        None => PyString::new(py, &value.chars().collect::<String>()),
+        None => PyString::new(py, &text(value)),
     }
 }
 
