@@ -950,12 +950,11 @@ inline Result<std::size_t> decode_into(mbr_text text, char *buf, std::size_t cap
 /// The value of a string view (allocates; no decoding when it has no escapes).
 inline Result<std::string> decode(mbr_text text) {
     if (!text.has_escapes && text.ptr != nullptr) return std::string(text.ptr, text.len);
+    // No value is longer than its raw text: room for it and the NUL takes one call.
+    std::string out(text.len + 1, '\0');
     detail::c_error e;
     std::size_t n = 0;
-    std::uint32_t s = mbr_text_decode(text, nullptr, 0, &n, &e.raw); // the length query
-    if (s != MBR_BUFFER_TOO_SMALL) return Error::from_c(s, e.raw);
-    std::string out(static_cast<std::size_t>(e.raw.needed), '\0');
-    s = mbr_text_decode(text, &out[0], out.size(), &n, &e.raw);
+    std::uint32_t s = mbr_text_decode(text, &out[0], out.size(), &n, &e.raw);
     if (s != MBR_OK) return Error::from_c(s, e.raw);
     out.resize(n);
     return out;

@@ -2590,7 +2590,9 @@ uint32_t mbr_identity_parse_view(const uint8_t *json,
  * NUL characters (`\u0000`): trust `*out_len`, not `strlen`. A view from this library
  * is always accepted. Other bytes must be UTF-8, and when `has_escapes` is set they are
  * checked as the reader checks a string (`MBR_INVALID_ARGUMENT` naming `text`, with the
- * offset of the first bad byte); without it they are the value as they are.
+ * offset of the first bad byte; `buf` may then hold part of the value); without it
+ * they are the value as they are. No value is longer than `text.len`, so a `buf` of
+ * `text.len + 1` bytes always fits, and is then filled in one pass.
  *
  * Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL`, `MBR_INVALID_ARGUMENT` or
  * `MBR_NULL_POINTER`. `error` may be NULL.

@@ -9,7 +9,8 @@ use serde_json::{Map, Number, Value};
 
 /// Our reader's view of a text, as a serde_json value.
 /// A string's value as `decode_into` gives it (runs between escapes copied whole),
-/// checked against the character decoder, and its raw text re-read by `from_raw`.
+/// checked against the character decoder, its raw text re-read by `from_raw`, and
+/// decoded again by the one-pass `decode_raw_into` (into room for the raw text).
 fn decoded(s: &JsonStr<'_>) -> String {
     let mut buf = vec![0u8; s.decoded_len()];
     assert_eq!(s.decode_into(&mut buf), Ok(buf.len()));
@@ -17,6 +18,11 @@ fn decoded(s: &JsonStr<'_>) -> String {
     assert_eq!(text, s.chars().collect::<String>());
     let again = JsonStr::from_raw(s.raw()).expect("a string the reader accepted re-reads");
     assert_eq!(again.has_escapes(), s.has_escapes());
+    if s.has_escapes() {
+        let mut room = vec![0u8; s.raw().len()];
+        assert_eq!(JsonStr::decode_raw_into(s.raw(), &mut room), Ok(Ok(text.len())));
+        assert_eq!(&room[..text.len()], text.as_bytes());
+    }
     text
 }
 

@@ -124,6 +124,9 @@ enum Entry<'a> {
 }
 
 /// The entries of one list or map, in text order.
+// The membership walker holds a re-walking reader, the big variant; without an
+// allocator it cannot be boxed, and a cursor is caller-owned fixed storage anyway.
+#[allow(clippy::large_enum_variant)]
 enum Entries<'a> {
     Members(Members<'a>),
     Primary(PrimaryEntries<'a>),

@@ -15,7 +15,7 @@ use crate::slice::{copy_decoded, input, write_out};
 use crate::status::mbr_error;
 use core::ffi::c_char;
 use membrane::identity::{InclusiveRange, PayloadIdentity};
-use membrane::json::JsonStr;
+use membrane::json::{JsonError, JsonStr};
 use membrane::Error;
 
 /// A string of a parsed document as its text holds it: the bytes between its quotes.
@@ -139,7 +139,9 @@ pub unsafe extern "C" fn mbr_identity_parse_view(
 /// NUL characters (`\u0000`): trust `*out_len`, not `strlen`. A view from this library
 /// is always accepted. Other bytes must be UTF-8, and when `has_escapes` is set they are
 /// checked as the reader checks a string (`MBR_INVALID_ARGUMENT` naming `text`, with the
-/// offset of the first bad byte); without it they are the value as they are.
+/// offset of the first bad byte; `buf` may then hold part of the value); without it
+/// they are the value as they are. No value is longer than `text.len`, so a `buf` of
+/// `text.len + 1` bytes always fits, and is then filled in one pass.
 ///
 /// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL`, `MBR_INVALID_ARGUMENT` or
 /// `MBR_NULL_POINTER`. `error` may be NULL.
@@ -160,10 +162,24 @@ pub unsafe extern "C" fn mbr_text_decode(
         let bytes = input(text.ptr.cast::<u8>(), text.len, "text")?;
         let raw = core::str::from_utf8(bytes)
             .map_err(|err| Error::invalid_argument("text", "not UTF-8").at(err.valid_up_to() as u64))?;
+        let invalid = |err: JsonError| Error::invalid_argument("text", err.kind.reason()).at(err.offset as u64);
+        // A buffer with room for the raw text and the NUL holds any value: checked and
+        // decoded in one pass. Otherwise checked, measured, then decoded, so that a
+        // buffer too small is left untouched.
+        if text.has_escapes && buf.len() > raw.len() {
+            let room = buf.get_mut(..raw.len()).unwrap_or_default();
+            let len = JsonStr::decode_raw_into(raw, room)
+                .map_err(invalid)?
+                .map_err(|needed| Error::buffer_too_small(needed.saturating_add(1) as u64).in_field("buf"))?;
+            // The value is no longer than the raw text: its NUL is within `buf`.
+            if let Some(nul) = buf.get_mut(len) {
+                *nul = 0;
+            }
+            return Ok(len);
+        }
         // Without escapes the bytes are the value (a built identity's `"` included).
         let value = match text.has_escapes {
-            true => JsonStr::from_raw(raw)
-                .map_err(|err| Error::invalid_argument("text", err.kind.reason()).at(err.offset as u64))?,
+            true => JsonStr::from_raw(raw).map_err(invalid)?,
             false => JsonStr::from_plain(raw),
         };
         copy_decoded(&value, buf)
@@ -375,5 +391,41 @@ mod tests {
         let status =
             unsafe { mbr_text_decode(view(br"\u00e9"), core::ptr::null_mut(), 0, &mut len, core::ptr::null_mut()) };
         assert_eq!(status, crate::status::MBR_BUFFER_TOO_SMALL);
+    }
+
+    #[test]
+    fn every_buffer_size_gets_the_value_and_its_nul_or_needed_with_the_buffer_untouched() {
+        // 22 raw bytes, a 10-byte value: buffers of 11..=22 bytes take the checked,
+        // measured path, 23 and more the one-pass path.
+        let raw = br"caf\u00e9 \ud83d\ude00";
+        let value = "caf\u{e9} \u{1F600}".as_bytes();
+        let text = mbr_text { ptr: raw.as_ptr().cast(), len: raw.len(), has_escapes: true };
+        for capacity in 0..=raw.len() + 2 {
+            let mut buf = [b'#' as c_char; 32];
+            let (mut len, mut error) = (usize::MAX, MaybeUninit::<mbr_error>::zeroed());
+            // SAFETY: `buf` has 32 >= capacity writable bytes; valid out pointers.
+            let status = unsafe { mbr_text_decode(text, buf.as_mut_ptr(), capacity, &mut len, error.as_mut_ptr()) };
+            let bytes: std::vec::Vec<u8> = buf.iter().map(|&c| c as u8).collect();
+            if capacity > value.len() {
+                assert_eq!((status, len), (0, value.len()), "capacity {capacity}");
+                assert_eq!((&bytes[..len], bytes[len]), (value, 0), "capacity {capacity}");
+                assert!(bytes[len + 1..].iter().all(|&b| b == b'#'), "capacity {capacity}: written past the NUL");
+            } else {
+                assert_eq!(status, crate::status::MBR_BUFFER_TOO_SMALL, "capacity {capacity}");
+                // SAFETY: a failing call wrote the error.
+                assert_eq!(unsafe { error.assume_init() }.needed, value.len() as u64 + 1);
+                assert!(bytes.iter().all(|&b| b == b'#'), "capacity {capacity}: a short buffer was written");
+            }
+        }
+        // A bad escape after a good run is found where it stands by the one-pass path.
+        let bad = br"caf\u00e9 \q";
+        let bad_text = mbr_text { ptr: bad.as_ptr().cast(), len: bad.len(), has_escapes: true };
+        let mut buf = [0 as c_char; 32];
+        let (mut len, mut error) = (0usize, MaybeUninit::<mbr_error>::zeroed());
+        // SAFETY: valid pointers and lengths.
+        let status = unsafe { mbr_text_decode(bad_text, buf.as_mut_ptr(), buf.len(), &mut len, error.as_mut_ptr()) };
+        assert_eq!(status, crate::status::MBR_INVALID_ARGUMENT);
+        // SAFETY: a failing call wrote the error.
+        assert_eq!(unsafe { error.assume_init() }.offset, 10);
     }
 }

@@ -1,7 +1,8 @@
 //! Differential: everything `json::Reader` accepts, serde_json accepts with the same
 //! values (SPEC §4). Where serde_json accepts and we refuse, the reason must be one of
 //! our deliberate extra rules (duplicate keys, depth, key-table capacity). Same
-//! comparison as `tests/json_differential.rs`, on fuzzer-made texts.
+//! comparison as `tests/json_differential.rs`, on fuzzer-made texts. Also: the input
+//! taken as string content, decoded in one pass and in two.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -18,6 +19,29 @@ fn decoded(s: &JsonStr<'_>) -> String {
     let again = JsonStr::from_raw(s.raw()).expect("a string the reader accepted re-reads");
     assert_eq!(again.has_escapes(), s.has_escapes());
     text
+}
+
+/// The one-pass `decode_raw_into` against `from_raw` then `decode_into`, on the input
+/// taken as raw string content (valid or not), into room for all of it and into less.
+fn raw_decoding_agrees(data: &[u8]) {
+    let Ok(raw) = core::str::from_utf8(data) else { return };
+    let expected = JsonStr::from_raw(raw).map(|value| {
+        let mut buf = vec![0u8; value.decoded_len()];
+        assert_eq!(value.decode_into(&mut buf), Ok(buf.len()));
+        buf
+    });
+    for room in [raw.len(), raw.len() / 2] {
+        let mut out = vec![0u8; room];
+        let got = JsonStr::decode_raw_into(raw, &mut out);
+        match &expected {
+            Err(err) => assert_eq!(got, Err(*err), "{raw:?}"),
+            Ok(value) if value.len() <= room => {
+                assert_eq!(got, Ok(Ok(value.len())), "{raw:?}");
+                assert_eq!(&out[..value.len()], &value[..], "{raw:?}");
+            }
+            Ok(value) => assert_eq!(got, Ok(Err(value.len())), "{raw:?}"),
+        }
+    }
 }
 
 fn ours(text: &[u8]) -> Result<Value, JsonErrorKind> {
@@ -74,6 +98,7 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fuzz_target!(|data: &[u8]| {
+    raw_decoding_agrees(data);
     let theirs = serde_json::from_slice::<Value>(data);
     match (ours(data), theirs) {
         (Ok(mine), Ok(theirs)) => assert!(same(&mine, &theirs), "values differ: {mine} vs {theirs}"),

@@ -339,22 +339,9 @@ pub(crate) mod rules {
         }
         let mut bytes = [0u8; 32];
         if let Some(plain) = value.as_str() {
-            // Without escapes the text is the value: two digits a byte.
-            if plain.len() != 64 {
-                return Err(REASON);
-            }
-            let nibble = |b: u8| match b {
-                b'0'..=b'9' => Ok(b - b'0'),
-                b'a'..=b'f' => Ok(b - b'a' + 10),
-                _ => Err(REASON),
-            };
-            for (byte, pair) in bytes.iter_mut().zip(plain.as_bytes().chunks_exact(2)) {
-                let (Some(&high), Some(&low)) = (pair.first(), pair.get(1)) else {
-                    return Err(REASON);
-                };
-                *byte = (nibble(high)? << 4) + nibble(low)?;
-            }
-            return Ok(Some(Sha256Digest(bytes)));
+            // Without escapes the text is the value.
+            let hex = plain.as_bytes().first_chunk::<64>().filter(|_| plain.len() == 64).ok_or(REASON)?;
+            return Sha256Digest::from_lower_hex(hex).map(Some).ok_or(REASON);
         }
         let mut count = 0usize;
         for ch in value.chars() {

@@ -162,7 +162,7 @@ pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<Fragment
     at.lit(b", \"payload_ref\": ")?;
     let payload_ref = if at.lit(b"null").is_some() { None } else { Some(at.string()?) };
     at.lit(b", \"payload_size\": ")?;
-    let payload_size = at.number()?.as_u64()?;
+    let payload_size = at.uint()?;
     at.lit(b", \"ttl\": ")?;
     let ttl = at.f64()?;
     rules::check_ttl(ttl).ok()?;
@@ -170,12 +170,12 @@ pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<Fragment
     let reuse_score = at.f64()?;
     rules::check_reuse_score(reuse_score).ok()?;
     at.lit(b", \"version_id\": ")?;
-    let version_id = at.number()?.as_u64()?;
+    let version_id = at.uint()?;
     rules::check_version_id(version_id).ok()?;
     at.lit(b", \"consistency\": ")?;
     let consistency = Consistency::from_json(&at.string()?)?;
     at.lit(b", \"hlc\": ")?;
-    let hlc = Hlc(at.number()?.as_u64()?);
+    let hlc = Hlc(at.uint()?);
     at.lit(b", \"fingerprint_compat\": ")?;
     let fingerprint_compat = rules::parse_fingerprint_compat(&at.string()?).ok()?;
     at.lit(b"}")?;

@@ -80,6 +80,11 @@ impl PayloadAlignment {
 /// differences the compiler vectorises, not a byte loop.
 pub(crate) fn trailing_spaces(text: &[u8]) -> usize {
     const SPACES: u8 = b' ';
+    // Most texts have no padding: one compare (the word loop cost a canonical identity
+    // ~200 of its 4 100 instructions, callgrind).
+    if text.last() != Some(&SPACES) {
+        return 0;
+    }
     let mut end = text.len();
     let (head, words) = text.as_rchunks::<32>();
     for word in words.iter().rev() {

@@ -60,3 +60,28 @@ impl fmt::Display for Dtype {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_found_exactly_plain_or_escaped() {
+        for &dtype in Dtype::ALL {
+            let name = dtype.name();
+            assert_eq!(Dtype::from_name(name), Some(dtype));
+            assert_eq!(Dtype::from_json(&JsonStr::from_plain(name)), Some(dtype));
+            // The first letter as an escape.
+            let escaped = std::format!("\\u{:04x}{}", name.as_bytes()[0], &name[1..]);
+            let escaped = JsonStr::from_raw(&escaped).unwrap();
+            assert_eq!(Dtype::from_json(&escaped), Some(dtype), "{name}");
+            let nears = [&name[1..], &name[..name.len() - 1], &std::format!("{name}x"), &name.to_uppercase()];
+            // (`uint8` without its first letter is `int8`, another name.)
+            for near in nears.into_iter().filter(|near| Dtype::ALL.iter().all(|d| d.name() != *near)) {
+                assert_eq!(Dtype::from_name(near), None, "{near}");
+                assert_eq!(Dtype::from_json(&JsonStr::from_plain(near)), None, "{near}");
+            }
+        }
+        assert_eq!(Dtype::from_name(""), None);
+    }
+}

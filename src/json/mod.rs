@@ -20,6 +20,7 @@ pub(crate) mod spelled;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod sse2;
 mod string;
+mod walk;
 mod whitespace;
 
 /// `text` as a `str`: on x86-64 an ASCII text after one SSE2 pass, else
@@ -42,6 +43,7 @@ pub use number::JsonNumber;
 pub(crate) use reader::{literal_end, utf8_aware, valid_prefix};
 pub use reader::{validate, Event, Limits, Reader, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
 pub use string::{Chars, JsonStr};
+pub(crate) use walk::{StringArray, StringMapEntries};
 pub(crate) use whitespace::whitespace_end;
 
 /// Whether `bytes` holds one of the eight bytes of `set` (on x86-64 sixteen bytes a

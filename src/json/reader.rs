@@ -1,9 +1,12 @@
 //! The strict, non-recursive pull reader (SPEC §4).
 
 use super::error::{JsonError, JsonErrorKind};
+use super::keys::cmp_decoded;
 use super::number::{scan_number, JsonNumber};
 use super::string::{scan_string, JsonStr};
+use super::walk::StringMapEntries;
 use super::whitespace::whitespace_end;
+use core::cmp::Ordering;
 
 /// The deepest nesting any reader supports; [`Limits::max_depth`] is capped to it.
 pub const MAX_DEPTH: u32 = 1024;
@@ -247,65 +250,17 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         if self.expect != Expect::FirstKeyOrEnd || !self.deferred_here() || (arrays && self.depth >= self.max_depth) {
             return None;
         }
-        let text = self.text;
-        let bytes = text.as_bytes();
-        let ws = |pos: &mut usize| {
-            if let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(*pos) {
-                *pos = whitespace_end(bytes, *pos);
-            }
-        };
-        // A string whose opening quote is at `pos`: the value and the index after it.
-        let string = |pos: usize| -> Option<(JsonStr<'a>, usize)> { JsonStr::read_at(text, pos) };
-        let (mut pos, mut len, mut sorted) = (self.pos, 0usize, true);
+        let (mut len, mut sorted) = (0usize, true);
         let mut previous: Option<JsonStr<'a>> = None;
-        ws(&mut pos);
-        if bytes.get(pos) != Some(&b'}') {
-            loop {
-                let (key, after) = string(pos)?;
-                pos = after;
-                ws(&mut pos);
-                if bytes.get(pos) != Some(&b':') {
-                    return None;
-                }
-                pos += 1;
-                ws(&mut pos);
-                if arrays {
-                    if bytes.get(pos) != Some(&b'[') {
-                        return None;
-                    }
-                    pos += 1;
-                    ws(&mut pos);
-                    if bytes.get(pos) == Some(&b']') {
-                        pos += 1;
-                    } else {
-                        loop {
-                            pos = string(pos)?.1;
-                            ws(&mut pos);
-                            match bytes.get(pos) {
-                                Some(b',') => pos += 1,
-                                Some(b']') => break pos += 1,
-                                _ => return None,
-                            }
-                            ws(&mut pos);
-                        }
-                    }
-                } else {
-                    pos = string(pos)?.1;
-                }
-                len += 1;
-                if sorted && previous.is_some_and(|p| super::keys::cmp_decoded(&p, &key) != core::cmp::Ordering::Less) {
-                    sorted = false;
-                }
-                previous = Some(key);
-                ws(&mut pos);
-                match bytes.get(pos) {
-                    Some(b',') => pos += 1,
-                    Some(b'}') => break,
-                    _ => return None,
-                }
-                ws(&mut pos);
+        let mut entries = StringMapEntries::after_open(self.text, self.pos, arrays);
+        for entry in &mut entries {
+            len += 1;
+            if sorted && previous.is_some_and(|p| cmp_decoded(&p, &entry.key) != Ordering::Less) {
+                sorted = false;
             }
+            previous = Some(entry.key);
         }
+        let pos = entries.closed_at()?;
         // At the map's `}`: close it as the event reader would.
         self.pos = pos;
         self.event_start = pos;

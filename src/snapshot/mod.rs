@@ -47,8 +47,8 @@ mod write;
 pub use store::{SaveStep, SnapshotStore};
 
 use crate::error::{Error, ErrorCode};
-use crate::json::keys::{rewalk_reader, ObjectEntries};
-use crate::json::{Event, JsonStr, Reader};
+use crate::json::keys::rewalk_reader;
+use crate::json::{Event, JsonStr, Reader, StringArray, StringMapEntries};
 use crate::table::is_valid_json_id;
 
 /// The `schema_version` this crate writes.
@@ -199,7 +199,7 @@ impl<'a> PrimaryMap<'a> {
     /// which is sorted).
     pub fn iter(&self) -> PrimaryEntries<'a> {
         match self.repr {
-            Repr::Text { text, at, .. } => PrimaryEntries(MapRepr::Text(ObjectEntries::new(text, at))),
+            Repr::Text { text, at, .. } => PrimaryEntries(MapRepr::Text(StringMapEntries::new(text, at, false))),
             Repr::Values(values) => PrimaryEntries(MapRepr::Values(values.iter())),
         }
     }
@@ -210,11 +210,8 @@ impl<'a> PrimaryMap<'a> {
     }
 }
 
-// The re-walking reader is the big variant; without an allocator it cannot be boxed,
-// and iterators are short-lived stack values.
-#[allow(clippy::large_enum_variant)]
 enum MapRepr<'a, T> {
-    Text(ObjectEntries<'a>),
+    Text(StringMapEntries<'a>),
     Values(core::slice::Iter<'a, T>),
 }
 
@@ -227,13 +224,7 @@ impl<'a> Iterator for PrimaryEntries<'a> {
     fn next(&mut self) -> Option<(JsonStr<'a>, JsonStr<'a>)> {
         match &mut self.0 {
             MapRepr::Values(values) => values.next().map(|&(k, v)| (JsonStr::from_plain(k), JsonStr::from_plain(v))),
-            MapRepr::Text(entries) => {
-                let entry = entries.next()?;
-                match entry.value {
-                    Event::Str(node) => Some((entry.key, node)),
-                    _ => None,
-                }
-            }
+            MapRepr::Text(entries) => entries.next().and_then(|entry| Some((entry.key, entry.value?))),
         }
     }
 }
@@ -259,7 +250,7 @@ impl<'a> ReplicaMap<'a> {
     /// The entries in stored order.
     pub fn iter(&self) -> ReplicaEntries<'a> {
         match self.repr {
-            Repr::Text { text, at, .. } => ReplicaEntries(MapRepr::Text(ObjectEntries::new(text, at)), text),
+            Repr::Text { text, at, .. } => ReplicaEntries(MapRepr::Text(StringMapEntries::new(text, at, true)), text),
             Repr::Values(values) => ReplicaEntries(MapRepr::Values(values.iter()), ""),
         }
     }
@@ -283,7 +274,8 @@ impl<'a> Iterator for ReplicaEntries<'a> {
             }
             MapRepr::Text(entries) => {
                 let entry = entries.next()?;
-                Some((entry.key, ReplicaNodes(NodesRepr::Text { text: self.1, at: entry.value_at })))
+                let nodes = NodesRepr::Text { text: self.1, at: entry.value_at, len: entry.array_len };
+                Some((entry.key, ReplicaNodes(nodes)))
             }
         }
     }
@@ -295,7 +287,12 @@ pub struct ReplicaNodes<'a>(NodesRepr<'a>);
 
 #[derive(Clone, Copy, Debug)]
 enum NodesRepr<'a> {
-    Text { text: &'a str, at: usize },
+    /// The array at `at`, of `len` strings (counted when the map walk passed it).
+    Text {
+        text: &'a str,
+        at: usize,
+        len: usize,
+    },
     Values(&'a [&'a str]),
 }
 
@@ -303,11 +300,7 @@ impl<'a> ReplicaNodes<'a> {
     /// The node ids.
     pub fn iter(&self) -> ReplicaNodeIter<'a> {
         match self.0 {
-            NodesRepr::Text { text, at } => {
-                let mut reader = rewalk_reader(text, at);
-                let started = reader.next_event() == Ok(Some(Event::ArrayStart));
-                ReplicaNodeIter(NodeIterRepr::Text { reader, done: !started })
-            }
+            NodesRepr::Text { text, at, .. } => ReplicaNodeIter(NodeIterRepr::Text(StringArray::new(text, at))),
             NodesRepr::Values(values) => ReplicaNodeIter(NodeIterRepr::Values(values.iter())),
         }
     }
@@ -316,7 +309,7 @@ impl<'a> ReplicaNodes<'a> {
     pub fn len(&self) -> usize {
         match self.0 {
             NodesRepr::Values(values) => values.len(),
-            NodesRepr::Text { .. } => self.iter().count(),
+            NodesRepr::Text { len, .. } => len,
         }
     }
 
@@ -329,11 +322,8 @@ impl<'a> ReplicaNodes<'a> {
 /// Iterator over [`ReplicaNodes`].
 pub struct ReplicaNodeIter<'a>(NodeIterRepr<'a>);
 
-// The re-walking reader is the big variant; without an allocator it cannot be boxed,
-// and iterators are short-lived stack values.
-#[allow(clippy::large_enum_variant)]
 enum NodeIterRepr<'a> {
-    Text { reader: Reader<'a, 0>, done: bool },
+    Text(StringArray<'a>),
     Values(core::slice::Iter<'a, &'a str>),
 }
 
@@ -343,18 +333,7 @@ impl<'a> Iterator for ReplicaNodeIter<'a> {
     fn next(&mut self) -> Option<JsonStr<'a>> {
         match &mut self.0 {
             NodeIterRepr::Values(values) => values.next().map(|v| JsonStr::from_plain(v)),
-            NodeIterRepr::Text { reader, done } => {
-                if *done {
-                    return None;
-                }
-                match reader.next_event() {
-                    Ok(Some(Event::Str(node))) => Some(node),
-                    _ => {
-                        *done = true;
-                        None
-                    }
-                }
-            }
+            NodeIterRepr::Text(nodes) => nodes.next(),
         }
     }
 }

@@ -1,10 +1,10 @@
 //! Writing a snapshot (SPEC §5): the original's `json.dumps(payload, sort_keys=True)`.
 
-use super::{Member, NodesRepr, PrimaryMap, ReplicaMap, ReplicaNodes, Repr, Snapshot};
+use super::{Member, NodeIterRepr, PrimaryMap, ReplicaMap, ReplicaNodeIter, Repr, Snapshot};
 use crate::error::Error;
 use crate::identity::write_u64;
 use crate::json::keys::for_each_sorted;
-use crate::json::{write_escaped, JsonStr};
+use crate::json::{write_escaped, JsonStr, StringArray};
 use crate::pyfloat::write_repr;
 use crate::sink::{encoded_len_of, write_into_checked, writes_exactly, ByteSink};
 
@@ -120,9 +120,10 @@ fn write_primary<S: ByteSink + ?Sized>(sink: &mut S, map: &PrimaryMap<'_>) -> Re
     sink.write_bytes(b"}")
 }
 
-fn write_nodes<S: ByteSink + ?Sized>(sink: &mut S, nodes: ReplicaNodes<'_>) -> Result<(), S::Error> {
+// One iterator type for both kinds of list: the writer is compiled once per sink.
+fn write_nodes<S: ByteSink + ?Sized>(sink: &mut S, nodes: ReplicaNodeIter<'_>) -> Result<(), S::Error> {
     sink.write_bytes(b"[")?;
-    for (i, node) in nodes.iter().enumerate() {
+    for (i, node) in nodes.enumerate() {
         if i > 0 {
             sink.write_bytes(b", ")?;
         }
@@ -138,12 +139,12 @@ fn write_replica<S: ByteSink + ?Sized>(sink: &mut S, map: &ReplicaMap<'_>) -> Re
         Repr::Values(values) => {
             for &(key, nodes) in values {
                 write_key(sink, &mut first, &JsonStr::from_plain(key))?;
-                write_nodes(sink, ReplicaNodes(NodesRepr::Values(nodes)))?;
+                write_nodes(sink, ReplicaNodeIter(NodeIterRepr::Values(nodes.iter())))?;
             }
         }
         Repr::Text { text, at, sorted } => for_each_sorted(text, at, sorted, |key, value_at| {
             write_key(sink, &mut first, &key)?;
-            write_nodes(sink, ReplicaNodes(NodesRepr::Text { text, at: value_at }))
+            write_nodes(sink, ReplicaNodeIter(NodeIterRepr::Text(StringArray::new(text, value_at))))
         })?,
     }
     sink.write_bytes(b"}")
