@@ -200,8 +200,11 @@ mod tests {
         let expected: std::vec::Vec<u8> = (0..32).map(|i| (((2 * i % 16) << 4) | ((2 * i + 1) % 16)) as u8).collect();
         assert_eq!(Sha256Digest::from_lower_hex(&all).map(|d| d.0.to_vec()), Some(expected));
         // Every byte value at every position: a hex digit reads as its value, anything
-        // else (upper case, `/`, `:`, `` ` ``, `g`, non-ASCII) is refused.
-        for at in 0..64 {
+        // else (upper case, `/`, `:`, `` ` ``, `g`, non-ASCII) is refused. Under Miri
+        // (over two minutes for all 64) the positions at the ends of the first, a middle
+        // and the last word.
+        let positions: &[usize] = if cfg!(miri) { &[0, 7, 8, 31, 56, 63] } else { &[] };
+        for at in (0..64).filter(|at| positions.is_empty() || positions.contains(at)) {
             for byte in 0..=255u8 {
                 let mut text = hex;
                 text[at] = byte;
