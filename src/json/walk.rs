@@ -64,8 +64,12 @@ enum State {
 
 impl State {
     /// Move past the comma before an entry, or find the end: whether an entry follows.
+    /// A walk that has ended (closed or broken) stays as it is.
     #[inline(always)]
     fn before_entry(&mut self, cursor: &mut Cursor<'_>, close: u8) -> bool {
+        if matches!(*self, State::Closed | State::Broken) {
+            return false;
+        }
         let byte = cursor.peek();
         match (*self, byte) {
             (State::First | State::Next, Some(b)) if b == close => *self = State::Closed,
@@ -114,7 +118,7 @@ impl<'a> Iterator for StringArray<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<JsonStr<'a>> {
-        if !matches!(self.state, State::First | State::Next) || !self.state.before_entry(&mut self.cursor, b']') {
+        if !self.state.before_entry(&mut self.cursor, b']') {
             return None;
         }
         let item = self.cursor.string();
@@ -189,7 +193,7 @@ impl<'a> Iterator for StringMapEntries<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<StringMapEntry<'a>> {
-        if !matches!(self.state, State::First | State::Next) || !self.state.before_entry(&mut self.cursor, b'}') {
+        if !self.state.before_entry(&mut self.cursor, b'}') {
             return None;
         }
         let entry = self.entry();
