@@ -346,19 +346,25 @@ bool membrane_snapshot(std::string_view doc, Walk &walk) {
             return false;
         walk.numbers += member.port + member.cluster_epoch + member.missed_heartbeats + member.healthy + member.suspect;
     }
+    // The maps in batches: one call reads many entries.
+    constexpr size_t batch = 256;
+    mbr_text keys[batch], nodes[4 * batch];
+    size_t node_ends[batch], count = 0;
+    auto add_texts = [&](const mbr_text *texts, size_t n) {
+        for (size_t i = 0; i < n; i++) walk.strings++, walk.bytes += texts[i].len;
+    };
     if (mbr_snapshot_cursor_init(&snapshot, MBR_SNAPSHOT_PRIMARY_MAP, &cursor) != MBR_OK) return false;
-    while (mbr_snapshot_cursor_next(&cursor, &more) == MBR_OK && more) {
-        if (!add(MBR_SNAPSHOT_PRIMARY_KEY, 0) || !add(MBR_SNAPSHOT_PRIMARY_NODE, 0)) return false;
-    }
+    do {
+        if (mbr_snapshot_cursor_read_primary(&cursor, keys, nodes, batch, &count) != MBR_OK) return false;
+        add_texts(keys, count), add_texts(nodes, count);
+    } while (count > 0);
     if (mbr_snapshot_cursor_init(&snapshot, MBR_SNAPSHOT_REPLICA_MAP, &cursor) != MBR_OK) return false;
-    while (mbr_snapshot_cursor_next(&cursor, &more) == MBR_OK && more) {
-        mbr_text nodes[64];
-        size_t count = 0;
-        if (!add(MBR_SNAPSHOT_REPLICA_KEY, 0) ||
-            mbr_snapshot_cursor_replica_texts(&cursor, nodes, 64, &count, nullptr) != MBR_OK)
+    do {
+        if (mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, batch, nodes, 4 * batch, &count, nullptr) !=
+            MBR_OK)
             return false;
-        for (size_t i = 0; i < count; i++) walk.strings++, walk.bytes += nodes[i].len;
-    }
+        add_texts(keys, count), add_texts(nodes, count > 0 ? node_ends[count - 1] : 0);
+    } while (count > 0);
     return true;
 }
 

@@ -102,6 +102,75 @@ static void check_cursor(const char *name, const mbr_snapshot *snap, uint32_t li
     if (more || index != count) fail(name, "cursor list %u: %zu entries, info says %zu", list, index, count);
 }
 
+static bool same_text(mbr_text a, mbr_text b) { return a.ptr == b.ptr && a.len == b.len && a.has_escapes == b.has_escapes; }
+
+/* Read a map in batches (`capacity` entries, `node_capacity` node ids a call): entry
+ * for entry the same views (the same pointers into the text) as a cursor walk, the
+ * batch cursor left on the last entry read, and `count` entries in all. A replica
+ * entry with more node ids than `node_capacity` must be refused with its count, and
+ * is then read alone. */
+static void check_batches(const char *name, const mbr_snapshot *snap, uint32_t list, size_t count, size_t capacity,
+                          size_t node_capacity) {
+    const bool primary = list == MBR_SNAPSHOT_PRIMARY_MAP;
+    const uint32_t key_field = primary ? MBR_SNAPSHOT_PRIMARY_KEY : MBR_SNAPSHOT_REPLICA_KEY;
+    mbr_snapshot_cursor batch, single;
+    if (mbr_snapshot_cursor_init(snap, list, &batch) != MBR_OK || mbr_snapshot_cursor_init(snap, list, &single) != MBR_OK) {
+        fail(name, "batch: mbr_snapshot_cursor_init(%u)", list);
+        return;
+    }
+    mbr_text keys[8], values[8], nodes[64], want;
+    size_t node_ends[8], got = 0, total = 0;
+    bool more = false;
+    do {
+        mbr_error err;
+        uint32_t status = primary ? mbr_snapshot_cursor_read_primary(&batch, keys, values, capacity, &got)
+                                  : mbr_snapshot_cursor_read_replica(&batch, keys, node_ends, capacity, nodes,
+                                                                     node_capacity, &got, &err);
+        if (status == MBR_BUFFER_TOO_SMALL && !primary) {
+            size_t want_len = 0;
+            mbr_snapshot_cursor peek = single;
+            if (mbr_snapshot_cursor_next(&peek, &more) != MBR_OK || !more ||
+                mbr_snapshot_cursor_replica_len(&peek, &want_len) != MBR_OK || err.needed != want_len ||
+                want_len <= node_capacity || want_len > 64) {
+                fail(name, "batch: a refused replica entry says it needs %llu node ids", (unsigned long long)err.needed);
+                return;
+            }
+            status = mbr_snapshot_cursor_read_replica(&batch, keys, node_ends, 1, nodes, 64, &got, NULL);
+        }
+        if (status != MBR_OK) {
+            fail(name, "batch read of list %u: %s", list, mbr_status_name(status));
+            return;
+        }
+        for (size_t i = 0; i < got; i++) {
+            if (mbr_snapshot_cursor_next(&single, &more) != MBR_OK || !more ||
+                mbr_snapshot_cursor_text(&single, key_field, 0, &want) != MBR_OK || !same_text(keys[i], want)) {
+                fail(name, "batch of list %u: key %zu differs", list, total + i);
+                return;
+            }
+            if (primary) {
+                if (mbr_snapshot_cursor_text(&single, MBR_SNAPSHOT_PRIMARY_NODE, 0, &want) != MBR_OK ||
+                    !same_text(values[i], want))
+                    fail(name, "batch: primary node %zu differs", total + i);
+                continue;
+            }
+            size_t start = i == 0 ? 0 : node_ends[i - 1], len = 0;
+            if (mbr_snapshot_cursor_replica_len(&single, &len) != MBR_OK || node_ends[i] - start != len)
+                fail(name, "batch: replica entry %zu has %zu node ids, not %zu", total + i, node_ends[i] - start, len);
+            for (size_t j = 0; j < len && j < node_ends[i] - start; j++)
+                if (mbr_snapshot_cursor_text(&single, MBR_SNAPSHOT_REPLICA_NODE, j, &want) != MBR_OK ||
+                    !same_text(nodes[start + j], want))
+                    fail(name, "batch: replica entry %zu node %zu differs", total + i, j);
+        }
+        total += got;
+        /* On the last entry read; past the end once a read gives none. */
+        uint32_t on = mbr_snapshot_cursor_text(&batch, key_field, 0, &want);
+        if (got > 0 ? on != MBR_OK || !same_text(want, keys[got - 1]) : on != MBR_INVALID_STATE)
+            fail(name, "batch of list %u: the cursor is not on the last entry read", list);
+    } while (got > 0);
+    if (mbr_snapshot_cursor_next(&single, &more) != MBR_OK || more || total != count)
+        fail(name, "batch of list %u: %zu entries, info says %zu", list, total, count);
+}
+
 static void check_snapshot_values(const char *name, const mbr_snapshot *snap) {
     mbr_snapshot_info info;
     if (mbr_snapshot_info_get(snap, &info) != MBR_OK) {
@@ -137,6 +206,11 @@ static void check_snapshot_values(const char *name, const mbr_snapshot *snap) {
     check_cursor(name, snap, MBR_SNAPSHOT_MEMBERSHIP, info.member_count);
     check_cursor(name, snap, MBR_SNAPSHOT_PRIMARY_MAP, info.primary_count);
     check_cursor(name, snap, MBR_SNAPSHOT_REPLICA_MAP, info.replica_count);
+    static const size_t capacities[][2] = {{1, 1}, {2, 3}, {7, 2}, {8, 64}};
+    for (size_t c = 0; c < sizeof capacities / sizeof capacities[0]; c++) {
+        check_batches(name, snap, MBR_SNAPSHOT_PRIMARY_MAP, info.primary_count, capacities[c][0], capacities[c][1]);
+        check_batches(name, snap, MBR_SNAPSHOT_REPLICA_MAP, info.replica_count, capacities[c][0], capacities[c][1]);
+    }
 }
 
 static int snapshot_case(const char *line) {

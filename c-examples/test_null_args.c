@@ -228,6 +228,51 @@ static void metadata(void) {
     EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_PRIMARY_NODE, 0, id, sizeof id, &n, NULL), MBR_OK);
     EXPECT_TRUE(strcmp(id, "n1") == 0);
 
+    /* batch reads of the maps */
+    mbr_text keys[2], values[2];
+    size_t node_ends[2];
+    n = 12345;
+    EXPECT(mbr_snapshot_cursor_init(&snap, MBR_SNAPSHOT_PRIMARY_MAP, &cursor), MBR_OK);
+    EXPECT(mbr_snapshot_cursor_read_primary(NULL, keys, values, 2, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, NULL, values, 2, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, keys, NULL, 2, &n), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, keys, values, 2, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_primary(&zeroed_cursor, keys, values, 2, &n), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, keys, values, 0, &n), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, 2, node_texts, 2, &n, NULL),
+           MBR_INVALID_ARGUMENT); /* a primary map cursor */
+    EXPECT_TRUE(n == 12345);
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, keys, values, 2, &n), MBR_OK);
+    EXPECT_TRUE(n == 1 && values[0].len == 2 && !values[0].has_escapes && memcmp(values[0].ptr, "n1", 2) == 0);
+    EXPECT(mbr_snapshot_cursor_string(&cursor, MBR_SNAPSHOT_PRIMARY_NODE, 0, id, sizeof id, &n, NULL), MBR_OK);
+    EXPECT_TRUE(strcmp(id, "n1") == 0); /* on the last entry read */
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, keys, values, 2, &n), MBR_OK);
+    EXPECT_TRUE(n == 0); /* the end, and past it */
+    EXPECT(mbr_snapshot_cursor_text(&cursor, MBR_SNAPSHOT_PRIMARY_KEY, 0, &node_text), MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, keys, values, 2, &n), MBR_OK);
+    EXPECT_TRUE(n == 0);
+    n = 12345;
+    EXPECT(mbr_snapshot_cursor_init(&snap, MBR_SNAPSHOT_REPLICA_MAP, &cursor), MBR_OK);
+    EXPECT(mbr_snapshot_cursor_read_replica(NULL, keys, node_ends, 2, node_texts, 2, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, NULL, node_ends, 2, node_texts, 2, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, NULL, 2, node_texts, 2, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, 2, NULL, 2, &n, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, 2, node_texts, 2, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_cursor_read_replica(&zeroed_cursor, keys, node_ends, 2, node_texts, 2, &n, NULL),
+           MBR_INVALID_STATE);
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, 0, node_texts, 2, &n, NULL), MBR_INVALID_ARGUMENT);
+    EXPECT(mbr_snapshot_cursor_read_primary(&cursor, keys, values, 2, &n), MBR_INVALID_ARGUMENT); /* a replica cursor */
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, 2, node_texts, 1, &n, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == 2 && n == 12345);
+    EXPECT(mbr_snapshot_cursor_text(&cursor, MBR_SNAPSHOT_REPLICA_KEY, 0, &node_text), MBR_INVALID_STATE); /* not moved */
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, 2, node_texts, 2, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 1 && node_ends[0] == 2 && keys[0].len == 1 && memcmp(keys[0].ptr, "k", 1) == 0);
+    EXPECT_TRUE(node_texts[1].len == 2 && memcmp(node_texts[1].ptr, "n3", 2) == 0);
+    EXPECT(mbr_snapshot_cursor_replica_len(&cursor, &n), MBR_OK);
+    EXPECT_TRUE(n == 2); /* on the last entry read */
+    EXPECT(mbr_snapshot_cursor_read_replica(&cursor, keys, node_ends, 2, node_texts, 2, &n, NULL), MBR_OK);
+    EXPECT_TRUE(n == 0);
+
     EXPECT(mbr_snapshot_is_canonical(NULL, &flag), MBR_NULL_POINTER);
     EXPECT(mbr_snapshot_is_canonical(&snap, NULL), MBR_NULL_POINTER);
     EXPECT(mbr_snapshot_is_canonical(&snap, &flag), MBR_OK);

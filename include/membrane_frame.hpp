@@ -33,7 +33,8 @@
  *   mbr_snapshot_set_cluster_epoch mbr_snapshot_is_canonical mbr_snapshot_write
  *   mbr_snapshot_cursor_init mbr_snapshot_cursor_next mbr_snapshot_cursor_member
  *   mbr_snapshot_cursor_replica_len mbr_snapshot_cursor_string mbr_snapshot_cursor_text
- *   mbr_snapshot_cursor_replica_texts
+ *   mbr_snapshot_cursor_replica_texts mbr_snapshot_cursor_read_primary
+ *   mbr_snapshot_cursor_read_replica
  *   mbr_tombstone_table_init mbr_tombstone_table_stats mbr_tombstone_record
  *   mbr_tombstone_get mbr_tombstone_is_active mbr_tombstone_remove mbr_tombstone_sweep
  *   mbr_tombstone_merge_gossip mbr_tombstone_merge_table mbr_tombstone_write_gossip

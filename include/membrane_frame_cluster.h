@@ -682,6 +682,63 @@ uint32_t mbr_snapshot_cursor_text(const struct mbr_snapshot_cursor *cursor,
                                   mbr_text *out);
 
 /**
+ * Read the next entries of a `MBR_SNAPSHOT_PRIMARY_MAP` cursor in one call: up to
+ * `capacity` of them, the key of the `i`-th into `keys[i]` and its node id into
+ * `nodes[i]`, as views in place in the snapshot's text (what
+ * `mbr_snapshot_cursor_text` gives for each). `*out_count` gets their number; 0 means
+ * the map has ended. The cursor is left on the last entry read, as
+ * `mbr_snapshot_cursor_next` would leave it, so the next call reads on from there and
+ * the other cursor accessors read that entry. One call per `capacity` entries instead
+ * of three per entry: for walking a map of many entries.
+ *
+ * Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (another list, `capacity` 0),
+ * `MBR_INVALID_STATE` (not initialised) or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive) not in use
+ * by another call; `keys` and `nodes` are each NULL or point to `capacity` writable
+ * `mbr_text`s; `out_count` is NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_snapshot_cursor_read_primary(struct mbr_snapshot_cursor *cursor,
+                                          mbr_text *keys,
+                                          mbr_text *nodes,
+                                          size_t capacity,
+                                          size_t *out_count);
+
+/**
+ * Read the next entries of a `MBR_SNAPSHOT_REPLICA_MAP` cursor in one call, each
+ * node list read once: up to `capacity` entries, the key of the `i`-th into `keys[i]`
+ * and its node ids into `nodes`, in order, where entry `i`'s are
+ * `nodes[node_ends[i - 1] .. node_ends[i]]` (from 0 for the first; a list may be
+ * empty). All are views in place in the snapshot's text. Reading stops before an
+ * entry whose node ids do not fit in what is left of `nodes` (`node_capacity` in
+ * all). `*out_count` gets the number of entries read; 0 means the map has ended. The
+ * cursor is left on the last entry read, as `mbr_snapshot_cursor_next` would leave
+ * it. Slots of `nodes` past the last `node_ends` are unspecified.
+ *
+ * Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (the next entry alone has more node ids
+ * than `node_capacity`: `needed` in `*error` is their number, the cursor has not
+ * moved), `MBR_INVALID_ARGUMENT` (another list, `capacity` 0), `MBR_INVALID_STATE`
+ * (not initialised) or `MBR_NULL_POINTER`.
+ *
+ * # Safety
+ * `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive) not in use
+ * by another call; `keys` and `node_ends` are each NULL or point to `capacity`
+ * writable values; `nodes` is NULL or points to `node_capacity` writable `mbr_text`s;
+ * `out_count` and `error` are each NULL or writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_snapshot_cursor_read_replica(struct mbr_snapshot_cursor *cursor,
+                                          mbr_text *keys,
+                                          size_t *node_ends,
+                                          size_t capacity,
+                                          mbr_text *nodes,
+                                          size_t node_capacity,
+                                          size_t *out_count,
+                                          mbr_error *error);
+
+/**
  * Views of every node id of the replica entry the cursor is on (a
  * `MBR_SNAPSHOT_REPLICA_MAP` cursor), in order, into `nodes` (room for `capacity`);
  * `*out_len` gets their number. One walk of the list, where

@@ -78,6 +78,20 @@ fn check_values(name: &str, snapshot: &Snapshot<'_>, value: &Value) {
         assert_eq!(ours, theirs, "{name}");
         assert_eq!(nodes.len(), theirs.len(), "{name}");
     }
+    // The one-pass walk hands out the same nodes, entry by entry.
+    let mut entries = snapshot.replica_map().iter();
+    let mut walked = 0;
+    loop {
+        let mut ours: Vec<String> = Vec::new();
+        let Some((key, _)) = entries.next_with_nodes(|node| ours.push(node.to_string())) else {
+            break;
+        };
+        let theirs: Vec<&str> =
+            replica[&key.to_string()].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+        assert_eq!(ours, theirs, "{name}");
+        walked += 1;
+    }
+    assert_eq!(walked, replica.len(), "{name}");
 }
 
 #[test]

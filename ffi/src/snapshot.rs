@@ -582,6 +582,143 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_text(
     read_into(cursor, out, "out", |cursor| Ok(crate::view::mbr_text::of(string_of(cursor.entry()?, field, sub_index)?)))
 }
 
+/// Read the next entries of a `MBR_SNAPSHOT_PRIMARY_MAP` cursor in one call: up to
+/// `capacity` of them, the key of the `i`-th into `keys[i]` and its node id into
+/// `nodes[i]`, as views in place in the snapshot's text (what
+/// `mbr_snapshot_cursor_text` gives for each). `*out_count` gets their number; 0 means
+/// the map has ended. The cursor is left on the last entry read, as
+/// `mbr_snapshot_cursor_next` would leave it, so the next call reads on from there and
+/// the other cursor accessors read that entry. One call per `capacity` entries instead
+/// of three per entry: for walking a map of many entries.
+///
+/// Returns `MBR_OK`, `MBR_INVALID_ARGUMENT` (another list, `capacity` 0),
+/// `MBR_INVALID_STATE` (not initialised) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive) not in use
+/// by another call; `keys` and `nodes` are each NULL or point to `capacity` writable
+/// `mbr_text`s; `out_count` is NULL or writable.
+#[cfg(feature = "views")]
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_snapshot_cursor_read_primary(
+    cursor: *mut mbr_snapshot_cursor,
+    keys: *mut crate::view::mbr_text,
+    nodes: *mut crate::view::mbr_text,
+    capacity: usize,
+    out_count: *mut usize,
+) -> u32 {
+    use crate::view::mbr_text;
+    boundary(NO_DETAIL, || {
+        let out_count = Out::new(out_count, "out_count")?;
+        let cursor = try_mut(cursor)?;
+        let Entries::Primary(entries) = &mut cursor.entries else {
+            return Err(Error::invalid_argument("cursor", "not a cursor over MBR_SNAPSHOT_PRIMARY_MAP"));
+        };
+        let key_slots = crate::slice::output(keys.cast::<MaybeUninit<mbr_text>>(), capacity, "keys")?;
+        let node_slots = crate::slice::output(nodes.cast::<MaybeUninit<mbr_text>>(), capacity, "nodes")?;
+        if capacity == 0 {
+            return Err(no_room());
+        }
+        let (mut count, mut last) = (0, None);
+        // Slots first, so no entry is taken from the map without room for it.
+        for ((key_slot, node_slot), (key, node)) in key_slots.iter_mut().zip(node_slots).zip(entries.by_ref()) {
+            key_slot.write(mbr_text::of(key));
+            node_slot.write(mbr_text::of(node));
+            last = Some(Entry::Primary(key, node));
+            count += 1;
+        }
+        cursor.current = last;
+        out_count.write(count);
+        Ok(())
+    })
+}
+
+/// Read the next entries of a `MBR_SNAPSHOT_REPLICA_MAP` cursor in one call, each
+/// node list read once: up to `capacity` entries, the key of the `i`-th into `keys[i]`
+/// and its node ids into `nodes`, in order, where entry `i`'s are
+/// `nodes[node_ends[i - 1] .. node_ends[i]]` (from 0 for the first; a list may be
+/// empty). All are views in place in the snapshot's text. Reading stops before an
+/// entry whose node ids do not fit in what is left of `nodes` (`node_capacity` in
+/// all). `*out_count` gets the number of entries read; 0 means the map has ended. The
+/// cursor is left on the last entry read, as `mbr_snapshot_cursor_next` would leave
+/// it. Slots of `nodes` past the last `node_ends` are unspecified.
+///
+/// Returns `MBR_OK`, `MBR_BUFFER_TOO_SMALL` (the next entry alone has more node ids
+/// than `node_capacity`: `needed` in `*error` is their number, the cursor has not
+/// moved), `MBR_INVALID_ARGUMENT` (another list, `capacity` 0), `MBR_INVALID_STATE`
+/// (not initialised) or `MBR_NULL_POINTER`.
+///
+/// # Safety
+/// `cursor` is NULL or points to an `mbr_snapshot_cursor` (its text alive) not in use
+/// by another call; `keys` and `node_ends` are each NULL or point to `capacity`
+/// writable values; `nodes` is NULL or points to `node_capacity` writable `mbr_text`s;
+/// `out_count` and `error` are each NULL or writable.
+#[cfg(feature = "views")]
+#[no_mangle]
+#[must_use]
+#[allow(clippy::too_many_arguments)] // three caller arrays and their sizes
+pub unsafe extern "C" fn mbr_snapshot_cursor_read_replica(
+    cursor: *mut mbr_snapshot_cursor,
+    keys: *mut crate::view::mbr_text,
+    node_ends: *mut usize,
+    capacity: usize,
+    nodes: *mut crate::view::mbr_text,
+    node_capacity: usize,
+    out_count: *mut usize,
+    error: *mut mbr_error,
+) -> u32 {
+    use crate::view::mbr_text;
+    boundary(error, || {
+        let out_count = Out::new(out_count, "out_count")?;
+        let cursor = try_mut(cursor)?;
+        let Entries::Replica(entries) = &mut cursor.entries else {
+            return Err(Error::invalid_argument("cursor", "not a cursor over MBR_SNAPSHOT_REPLICA_MAP"));
+        };
+        let key_slots = crate::slice::output(keys.cast::<MaybeUninit<mbr_text>>(), capacity, "keys")?;
+        let end_slots = crate::slice::output(node_ends.cast::<MaybeUninit<usize>>(), capacity, "node_ends")?;
+        let node_slots = crate::slice::output(nodes.cast::<MaybeUninit<mbr_text>>(), node_capacity, "nodes")?;
+        if capacity == 0 {
+            return Err(no_room());
+        }
+        let (mut count, mut used, mut last) = (0, 0, None);
+        for (key_slot, end_slot) in key_slots.iter_mut().zip(end_slots) {
+            // Each node is written as the walk reads it; an entry that turns out not to
+            // fit is given back by restoring the walk from before it.
+            let before = entries.clone();
+            let mut end = used;
+            let each_node = |node| {
+                if let Some(slot) = node_slots.get_mut(end) {
+                    slot.write(mbr_text::of(node));
+                }
+                end += 1;
+            };
+            let Some((key, list)) = entries.next_with_nodes(each_node) else {
+                break;
+            };
+            if end > node_capacity {
+                *entries = before;
+                if count == 0 {
+                    return Err(Error::buffer_too_small(list.len() as u64).in_field("nodes"));
+                }
+                break;
+            }
+            key_slot.write(mbr_text::of(key));
+            end_slot.write(end);
+            (used, last, count) = (end, Some(Entry::Replica(key, list)), count + 1);
+        }
+        cursor.current = last;
+        out_count.write(count);
+        Ok(())
+    })
+}
+
+/// A batch read with no room for an entry.
+#[cfg(feature = "views")]
+fn no_room() -> Error {
+    Error::invalid_argument("capacity", "capacity is 0: no room for an entry")
+}
+
 /// Views of every node id of the replica entry the cursor is on (a
 /// `MBR_SNAPSHOT_REPLICA_MAP` cursor), in order, into `nodes` (room for `capacity`);
 /// `*out_len` gets their number. One walk of the list, where

@@ -453,6 +453,8 @@ fn ffi_metadata_paths_do_not_allocate() {
     let mut cursor = MaybeUninit::<mbr_snapshot_cursor>::uninit();
     let mut member = MaybeUninit::<mbr_member>::uninit();
     let mut info = MaybeUninit::<mbr_snapshot_info>::uninit();
+    let (mut keys, mut texts) = ([MaybeUninit::<mbr_text>::uninit(); 2], [MaybeUninit::<mbr_text>::uninit(); 2]);
+    let mut node_ends = [0usize; 2];
     let mut body = MaybeUninit::<mbr_op_body>::uninit();
     let mut table = MaybeUninit::<mbr_tombstone_table>::uninit();
     let mut counts = MaybeUninit::<mbr_refcounts>::uninit();
@@ -491,6 +493,25 @@ fn ffi_metadata_paths_do_not_allocate() {
                 64,
                 &mut n,
                 err.as_mut_ptr(),
+            ),
+            mbr_snapshot_cursor_init(snap.as_ptr(), MBR_SNAPSHOT_REPLICA_MAP, cursor.as_mut_ptr()),
+            mbr_snapshot_cursor_read_replica(
+                cursor.as_mut_ptr(),
+                keys.as_mut_ptr().cast(),
+                node_ends.as_mut_ptr(),
+                2,
+                texts.as_mut_ptr().cast(),
+                2,
+                &mut count,
+                err.as_mut_ptr(),
+            ),
+            mbr_snapshot_cursor_init(snap.as_ptr(), MBR_SNAPSHOT_PRIMARY_MAP, cursor.as_mut_ptr()),
+            mbr_snapshot_cursor_read_primary(
+                cursor.as_mut_ptr(),
+                keys.as_mut_ptr().cast(),
+                texts.as_mut_ptr().cast(),
+                2,
+                &mut count,
             ),
             mbr_snapshot_write(snap.as_ptr(), out.as_mut_ptr(), out.len(), &mut n, err.as_mut_ptr()),
             mbr_gossip_merge(a.as_ptr(), a.len(), b.as_ptr(), b.len(), 5.0, out.as_mut_ptr(), out.len(), &mut n),

@@ -1,12 +1,11 @@
 //! The strict, non-recursive pull reader (SPEC §4).
 
 use super::error::{JsonError, JsonErrorKind};
-use super::keys::cmp_decoded;
+use super::keys::is_before;
 use super::number::{scan_number, JsonNumber};
 use super::string::{scan_string, JsonStr};
 use super::walk::StringMapEntries;
 use super::whitespace::whitespace_end;
-use core::cmp::Ordering;
 
 /// The deepest nesting any reader supports; [`Limits::max_depth`] is capped to it.
 pub const MAX_DEPTH: u32 = 1024;
@@ -255,7 +254,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
         let mut entries = StringMapEntries::after_open(self.text, self.pos, arrays);
         for entry in &mut entries {
             len += 1;
-            if sorted && previous.is_some_and(|p| cmp_decoded(&p, &entry.key) != Ordering::Less) {
+            if sorted && previous.is_some_and(|p| !is_before(&p, &entry.key)) {
                 sorted = false;
             }
             previous = Some(entry.key);

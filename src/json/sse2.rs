@@ -21,6 +21,7 @@ pub(super) fn special_lanes(chunk: &[u8; 16]) -> u32 {
 }
 
 #[target_feature(enable = "sse2")]
+#[inline]
 fn special_lanes_sse2(chunk: &[u8; 16]) -> u32 {
     // SAFETY: `chunk` is 16 readable bytes; the load needs no alignment.
     let x = unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) };

@@ -105,10 +105,16 @@ impl<'a> StringArray<'a> {
         StringArray { cursor, state }
     }
 
-    /// After the last element: the index after the `]` and the number of elements,
-    /// or `None` when the walk ended on something else.
-    fn closed_after(mut self) -> Option<(usize, usize)> {
-        let count = self.by_ref().count();
+    /// After the last element, each handed to `each` as the walk reads it: the index
+    /// after the `]` and the number of elements, or `None` when the walk ended on
+    /// something else (the elements before that were handed out).
+    #[inline(always)]
+    fn closed_after(mut self, mut each: impl FnMut(JsonStr<'a>)) -> Option<(usize, usize)> {
+        let mut count = 0;
+        for item in self.by_ref() {
+            each(item);
+            count += 1;
+        }
         (self.state == State::Closed).then_some((self.cursor.pos + 1, count))
     }
 }
@@ -168,9 +174,21 @@ impl<'a> StringMapEntries<'a> {
         (self.state == State::Closed).then_some(self.cursor.pos)
     }
 
+    /// The next entry, as [`next`](Iterator::next); in a map of arrays each element
+    /// of its array is handed to `each_item` as the walk reads it, so a caller that
+    /// wants them reads the array once instead of again through [`StringArray`].
+    #[inline(always)]
+    pub(crate) fn next_with_items(&mut self, each_item: impl FnMut(JsonStr<'a>)) -> Option<StringMapEntry<'a>> {
+        if !self.state.before_entry(&mut self.cursor, b'}') {
+            return None;
+        }
+        let entry = self.entry(each_item);
+        self.state.after_entry(entry)
+    }
+
     /// The entry after the comma, if any.
     #[inline(always)]
-    fn entry(&mut self) -> Option<StringMapEntry<'a>> {
+    fn entry(&mut self, each_item: impl FnMut(JsonStr<'a>)) -> Option<StringMapEntry<'a>> {
         let key = self.cursor.string()?;
         if !self.cursor.eat(b':') {
             return None;
@@ -178,7 +196,7 @@ impl<'a> StringMapEntries<'a> {
         self.cursor.peek();
         let value_at = self.cursor.pos;
         let (value, array_len) = if self.arrays {
-            let (after, len) = StringArray::new(self.cursor.text, value_at).closed_after()?;
+            let (after, len) = StringArray::new(self.cursor.text, value_at).closed_after(each_item)?;
             self.cursor.pos = after;
             (None, len)
         } else {
@@ -193,11 +211,7 @@ impl<'a> Iterator for StringMapEntries<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<StringMapEntry<'a>> {
-        if !self.state.before_entry(&mut self.cursor, b'}') {
-            return None;
-        }
-        let entry = self.entry();
-        self.state.after_entry(entry)
+        self.next_with_items(|_| {})
     }
 }
 
@@ -248,15 +262,20 @@ mod tests {
         Some((entries, reader.event_offset()))
     }
 
+    /// The walk, each array read twice: handed out during the map walk
+    /// (`next_with_items`), and again on its own ([`StringArray`]), which must agree.
     fn walked(text: &str, arrays: bool) -> Option<Walked> {
         let mut entries = StringMapEntries::new(text, 0, arrays);
         let mut out = Vec::new();
-        for entry in &mut entries {
+        let mut handed = Vec::new();
+        while let Some(entry) = entries.next_with_items(|item| handed.push(item.to_string())) {
             let values: Vec<String> = match entry.value {
                 Some(value) => std::vec![value.to_string()],
                 None => StringArray::new(text, entry.value_at).map(|item| item.to_string()).collect(),
             };
             assert_eq!(entry.array_len, if arrays { values.len() } else { 0 }, "{text}");
+            let handed = core::mem::take(&mut handed);
+            assert_eq!(handed, if arrays { values.clone() } else { Vec::new() }, "{text}");
             out.push((entry.key.to_string(), values, entry.value_at));
         }
         entries.closed_at().map(|end| (out, end))

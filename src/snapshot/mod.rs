@@ -210,12 +210,14 @@ impl<'a> PrimaryMap<'a> {
     }
 }
 
+#[derive(Clone)]
 enum MapRepr<'a, T> {
     Text(StringMapEntries<'a>),
     Values(core::slice::Iter<'a, T>),
 }
 
 /// Iterator over [`PrimaryMap`]: `(content_hash, node_id)`.
+#[derive(Clone)]
 pub struct PrimaryEntries<'a>(MapRepr<'a, (&'a str, &'a str)>);
 
 impl<'a> Iterator for PrimaryEntries<'a> {
@@ -262,22 +264,52 @@ impl<'a> ReplicaMap<'a> {
 }
 
 /// Iterator over [`ReplicaMap`]: `(content_hash, nodes)`.
+#[derive(Clone)]
 pub struct ReplicaEntries<'a>(MapRepr<'a, (&'a str, &'a [&'a str])>, &'a str);
+
+impl<'a> ReplicaEntries<'a> {
+    /// The next entry, as [`next`](Iterator::next), with each node id handed to
+    /// `each_node` in order as the walk reads it: one pass over the list, where `next`
+    /// and then [`ReplicaNodes::iter`] read a parsed list twice.
+    ///
+    /// ```
+    /// use membrane_frame::snapshot::Snapshot;
+    /// let replicas: &[(&str, &[&str])] = &[("h1", &["node-a", "node-b"])];
+    /// let built = Snapshot::builder(7, 1.5).replica_map(replicas).build()?;
+    /// let mut buf = [0u8; 512];
+    /// let len = built.write_into(&mut buf)?;
+    /// let mut entries = Snapshot::parse(&buf[..len])?.replica_map().iter();
+    /// let mut nodes = Vec::new();
+    /// let (key, list) = entries.next_with_nodes(|node| nodes.push(node)).unwrap();
+    /// assert_eq!((key.as_str(), list.len()), (Some("h1"), 2));
+    /// assert_eq!(nodes.iter().map(|n| n.as_str()).collect::<Vec<_>>(), [Some("node-a"), Some("node-b")]);
+    /// assert!(entries.next_with_nodes(|_| unreachable!()).is_none());
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    #[inline]
+    pub fn next_with_nodes(
+        &mut self,
+        mut each_node: impl FnMut(JsonStr<'a>),
+    ) -> Option<(JsonStr<'a>, ReplicaNodes<'a>)> {
+        match &mut self.0 {
+            MapRepr::Values(values) => values.next().map(|&(k, nodes)| {
+                nodes.iter().for_each(|node| each_node(JsonStr::from_plain(node)));
+                (JsonStr::from_plain(k), ReplicaNodes(NodesRepr::Values(nodes)))
+            }),
+            MapRepr::Text(entries) => {
+                let entry = entries.next_with_items(each_node)?;
+                let nodes = NodesRepr::Text { text: self.1, at: entry.value_at, len: entry.array_len };
+                Some((entry.key, ReplicaNodes(nodes)))
+            }
+        }
+    }
+}
 
 impl<'a> Iterator for ReplicaEntries<'a> {
     type Item = (JsonStr<'a>, ReplicaNodes<'a>);
 
     fn next(&mut self) -> Option<(JsonStr<'a>, ReplicaNodes<'a>)> {
-        match &mut self.0 {
-            MapRepr::Values(values) => {
-                values.next().map(|&(k, nodes)| (JsonStr::from_plain(k), ReplicaNodes(NodesRepr::Values(nodes))))
-            }
-            MapRepr::Text(entries) => {
-                let entry = entries.next()?;
-                let nodes = NodesRepr::Text { text: self.1, at: entry.value_at, len: entry.array_len };
-                Some((entry.key, ReplicaNodes(nodes)))
-            }
-        }
+        self.next_with_nodes(|_| {})
     }
 }
 

@@ -48,6 +48,19 @@ fn check_views(snapshot: &Snapshot<'_>) {
     assert!(replicas.get("h0").is_none());
     let keys: Vec<String> = replicas.iter().map(|(k, nodes)| format!("{k}:{}", nodes.len())).collect();
     assert_eq!(keys, ["h1:2", "h2:0"]);
+    // One pass: the same entries, each node handed out as the walk reads it.
+    let mut entries = replicas.iter();
+    let mut walked = Vec::new();
+    loop {
+        let mut nodes = Vec::new();
+        let Some((key, list)) = entries.next_with_nodes(|node| nodes.push(node.to_string())) else {
+            break;
+        };
+        assert_eq!(nodes, strings(list.iter()));
+        walked.push(format!("{key}:{}", nodes.join(",")));
+    }
+    assert_eq!(walked, ["h1:n2,n3", "h2:"]);
+    assert!(entries.next().is_none());
 }
 
 #[test]
