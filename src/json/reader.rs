@@ -5,7 +5,7 @@ use super::keys::is_before;
 use super::number::{scan_number, JsonNumber};
 use super::string::{scan_string, JsonStr};
 use super::walk::StringMapEntries;
-use super::whitespace::whitespace_end;
+use super::whitespace::skip_whitespace;
 
 /// The deepest nesting any reader supports; [`Limits::max_depth`] is capped to it.
 pub const MAX_DEPTH: u32 = 1024;
@@ -269,11 +269,7 @@ impl<'a, const KEYS: usize> Reader<'a, KEYS> {
 
     #[inline(always)]
     fn skip_whitespace(&mut self) {
-        // Compact text has no whitespace: only the first byte is tested in line.
-        let bytes = self.text.as_bytes();
-        if let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
-            self.pos = whitespace_end(bytes, self.pos);
-        }
+        self.pos = skip_whitespace(self.text.as_bytes(), self.pos);
     }
 
     #[inline(always)]

@@ -9,7 +9,7 @@
 use super::float::short_decimal_at;
 use super::number::{scan_number, JsonNumber};
 use super::string::JsonStr;
-use super::whitespace::whitespace_end;
+use super::whitespace::skip_whitespace;
 
 /// The cursor. Its steps are `#[inline(always)]`: the position stays in a register and
 /// the literals, constants, are compared in place.
@@ -60,12 +60,7 @@ impl<'a> Spelled<'a> {
     /// Step over JSON whitespace (space, tab, LF, CR), if any.
     #[inline(always)]
     pub(crate) fn ws(&mut self) {
-        // Only the test of the next byte here (compact text has no whitespace), the run
-        // in `whitespace_end`: the whole loop at every call site made the large fast
-        // paths slower on compact text (`cargo bench --bench envelope`, AMD EPYC Zen 4, 2026-12-02).
-        if let Some(b' ' | b'\n' | b'\t' | b'\r') = self.text.as_bytes().get(self.pos) {
-            self.pos = whitespace_end(self.text.as_bytes(), self.pos);
-        }
+        self.pos = skip_whitespace(self.text.as_bytes(), self.pos);
     }
 
     /// The index in `keys` of the key that starts here (at its opening quote), when it

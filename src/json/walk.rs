@@ -3,31 +3,93 @@
 //! check and for the iterators that walk them again.
 //!
 //! No events, no reader state: a position, whitespace, punctuation and strings. Each
-//! string is still checked as the reader checks strings (its scanner), so what
-//! comes out is a valid [`JsonStr`] whatever the text holds; anything else than the
-//! expected shape ends the walk, and [`StringMapEntries::closed_at`] tells a map that
-//! ended at its `}` from one that did not.
+//! string is still checked as the reader checks strings, so what comes out is a valid
+//! [`JsonStr`] whatever the text holds: a plain one by where its first `"`, `\` or
+//! control byte falls in a 64-byte block of the text (one SSE2 pass over the block
+//! serves every string in it), anything else by the reader's own scanner. Anything
+//! else than the expected shape ends the walk, and [`StringMapEntries::closed_at`]
+//! tells a map that ended at its `}` from one that did not.
 
 use super::string::JsonStr;
-use super::whitespace::whitespace_end;
+use super::whitespace::skip_whitespace;
 
 /// A position in a text, moved over whitespace, punctuation and strings.
 #[derive(Clone, Copy, Debug)]
 struct Cursor<'a> {
     text: &'a str,
     pos: usize,
+    /// Where the string bytes that need a look are, sixty-four bytes at a time.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    specials: SpecialBlock,
+}
+
+/// The bytes that end a run of plain string bytes (`"`, `\`, below 0x20) in the 64
+/// bytes from `at`, one bit each, kept while the walk is in them: a map's short
+/// strings (`"node-3", "node-7"`) share one block, and a 64-byte content hash takes
+/// two where the string scanner takes five 16-byte steps and a call. x86-64 only (four
+/// SSE2 steps a block); elsewhere strings take the reader's scanner, which reads
+/// machine words there.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[derive(Clone, Copy, Debug)]
+struct SpecialBlock {
+    at: usize,
+    bits: u64,
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+impl SpecialBlock {
+    /// No block yet.
+    const EMPTY: SpecialBlock = SpecialBlock { at: usize::MAX, bits: 0 };
+
+    /// The index of the first byte at or after `pos` that needs a look, from the block
+    /// kept or blocks read from `pos` on; `None` when fewer than 64 bytes are left
+    /// before it (the caller then scans as the reader does).
+    #[inline(always)]
+    fn next_special(&mut self, bytes: &[u8], pos: usize) -> Option<usize> {
+        let offset = pos.wrapping_sub(self.at);
+        let kept = if offset < 64 { self.bits >> offset } else { 0 };
+        if kept != 0 {
+            return Some(pos + kept.trailing_zeros() as usize);
+        }
+        let mut at = pos;
+        loop {
+            *self = SpecialBlock { at, bits: special_bits(bytes.get(at..)?.first_chunk::<64>()?) };
+            if self.bits != 0 {
+                return Some(at + self.bits.trailing_zeros() as usize);
+            }
+            at += 64;
+        }
+    }
+}
+
+/// Bit `i` set when byte `i` of `block` needs a look in a string.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn special_bits(block: &[u8; 64]) -> u64 {
+    let (lanes, _) = block.as_chunks::<16>();
+    // Each lane's sixteen bits in their two bytes of the word.
+    let mut bits = [0u8; 8];
+    for (pair, lane) in bits.chunks_exact_mut(2).zip(lanes) {
+        pair.copy_from_slice(&(super::sse2::special_lanes(lane) as u16).to_le_bytes());
+    }
+    u64::from_le_bytes(bits)
 }
 
 impl<'a> Cursor<'a> {
+    fn new(text: &'a str, pos: usize) -> Cursor<'a> {
+        Cursor {
+            text,
+            pos,
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            specials: SpecialBlock::EMPTY,
+        }
+    }
+
     /// Move past whitespace; the byte there.
     #[inline(always)]
     fn peek(&mut self) -> Option<u8> {
-        let bytes = self.text.as_bytes();
-        // Compact text has no whitespace: only the first byte is tested in line.
-        if let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
-            self.pos = whitespace_end(bytes, self.pos);
-        }
-        bytes.get(self.pos).copied()
+        self.pos = skip_whitespace(self.text.as_bytes(), self.pos);
+        self.text.as_bytes().get(self.pos).copied()
     }
 
     /// Move past whitespace and `byte`; whether `byte` was there.
@@ -42,8 +104,20 @@ impl<'a> Cursor<'a> {
     /// whitespace only) when there is none.
     #[inline(always)]
     fn string(&mut self) -> Option<JsonStr<'a>> {
-        self.peek();
-        let (value, after) = JsonStr::read_at(self.text, self.pos)?;
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let open = self.pos;
+        // A plain string ends at the first byte that needs a look, its closing quote.
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some(close) = self.specials.next_special(self.text.as_bytes(), open + 1) {
+            if self.text.as_bytes().get(close) == Some(&b'"') {
+                self.pos = close + 1;
+                return Some(JsonStr::from_validated(self.text.get(open + 1..close)?, false));
+            }
+        }
+        // Escapes, control bytes, the end of the text: the reader's scanner.
+        let (value, after) = JsonStr::read_at(self.text, open)?;
         self.pos = after;
         Some(value)
     }
@@ -100,22 +174,28 @@ pub(crate) struct StringArray<'a> {
 
 impl<'a> StringArray<'a> {
     pub(crate) fn new(text: &'a str, at: usize) -> StringArray<'a> {
-        let mut cursor = Cursor { text, pos: at };
+        StringArray::at(Cursor::new(text, at))
+    }
+
+    /// The array whose `[` is at the cursor (a map's, whose block it goes on with).
+    #[inline(always)]
+    fn at(mut cursor: Cursor<'a>) -> StringArray<'a> {
         let state = if cursor.eat(b'[') { State::First } else { State::Broken };
         StringArray { cursor, state }
     }
 
-    /// After the last element, each handed to `each` as the walk reads it: the index
+    /// After the last element, each handed to `each` as the walk reads it: the cursor
     /// after the `]` and the number of elements, or `None` when the walk ended on
     /// something else (the elements before that were handed out).
     #[inline(always)]
-    fn closed_after(mut self, mut each: impl FnMut(JsonStr<'a>)) -> Option<(usize, usize)> {
+    fn closed_after(mut self, mut each: impl FnMut(JsonStr<'a>)) -> Option<(Cursor<'a>, usize)> {
         let mut count = 0;
         for item in self.by_ref() {
             each(item);
             count += 1;
         }
-        (self.state == State::Closed).then_some((self.cursor.pos + 1, count))
+        self.cursor.pos += 1;
+        (self.state == State::Closed).then_some((self.cursor, count))
     }
 }
 
@@ -156,7 +236,7 @@ pub(crate) struct StringMapEntries<'a> {
 impl<'a> StringMapEntries<'a> {
     /// The entries of the map whose `{` is at `at`.
     pub(crate) fn new(text: &'a str, at: usize, arrays: bool) -> StringMapEntries<'a> {
-        let mut cursor = Cursor { text, pos: at };
+        let mut cursor = Cursor::new(text, at);
         let state = if cursor.eat(b'{') { State::First } else { State::Broken };
         StringMapEntries { cursor, arrays, state }
     }
@@ -164,7 +244,8 @@ impl<'a> StringMapEntries<'a> {
     /// The entries of the map whose `{` is just before `at` (the reader's position
     /// after yielding it).
     pub(crate) fn after_open(text: &'a str, at: usize, arrays: bool) -> StringMapEntries<'a> {
-        StringMapEntries { cursor: Cursor { text, pos: at }, arrays, state: State::First }
+        let cursor = Cursor::new(text, at);
+        StringMapEntries { cursor, arrays, state: State::First }
     }
 
     /// After the last entry: the offset of the map's `}`, or `None` when the walk
@@ -196,8 +277,8 @@ impl<'a> StringMapEntries<'a> {
         self.cursor.peek();
         let value_at = self.cursor.pos;
         let (value, array_len) = if self.arrays {
-            let (after, len) = StringArray::new(self.cursor.text, value_at).closed_after(each_item)?;
-            self.cursor.pos = after;
+            let (after, len) = StringArray::at(self.cursor).closed_after(each_item)?;
+            self.cursor = after;
             (None, len)
         } else {
             (Some(self.cursor.string()?), 0)
@@ -339,6 +420,86 @@ mod tests {
                     assert_eq!(walked(prefix, arrays), None, "{prefix}");
                 }
             }
+        }
+    }
+
+    /// A map of `entries` entries whose strings have lengths and contents drawn from
+    /// `state`: plain runs of 0 to 80 bytes (so strings cross and fill the 64-byte
+    /// blocks), escapes, non-ASCII, and whitespace of any kind between tokens.
+    fn generated_map(state: &mut u64, entries: usize, arrays: bool) -> String {
+        let mut next = |bound: u64| {
+            *state ^= *state << 13;
+            *state ^= *state >> 7;
+            *state ^= *state << 17;
+            *state % bound
+        };
+        let pieces = ["a", "0", "f", "é", r"\n", r"\u00e9", r#"\""#, r"\\", "€", "-"];
+        let string = |next: &mut dyn FnMut(u64) -> u64| {
+            let len = next(81);
+            let plain = next(3) != 0;
+            let mut out = String::from("\"");
+            for _ in 0..len {
+                out.push_str(if plain { pieces[next(4) as usize] } else { pieces[next(pieces.len() as u64) as usize] });
+            }
+            out.push('"');
+            out
+        };
+        let ws = ["", "", " ", "  ", "\n  ", "\t"];
+        let mut text = String::from("{");
+        for index in 0..entries {
+            if index > 0 {
+                text.push(',');
+            }
+            text.push_str(ws[next(6) as usize]);
+            // Distinct keys: the event reader refuses a repeated one.
+            text.push_str(&string(&mut next).replacen('"', &std::format!("\"{index}"), 1));
+            text.push_str(ws[next(6) as usize]);
+            text.push(':');
+            text.push_str(ws[next(6) as usize]);
+            if arrays {
+                text.push('[');
+                for item in 0..next(4) {
+                    if item > 0 {
+                        text.push_str(", ");
+                    }
+                    text.push_str(&string(&mut next));
+                }
+                text.push(']');
+            } else {
+                text.push_str(&string(&mut next));
+            }
+        }
+        text.push_str(ws[next(6) as usize]);
+        text.push('}');
+        text
+    }
+
+    #[test]
+    fn long_maps_walk_as_the_event_reader_reads_them_through_every_block() {
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let rounds = if cfg!(miri) { 4 } else { 300 };
+        for round in 0..rounds {
+            let arrays = round % 2 == 1;
+            let text = generated_map(&mut state, 1 + round % 12, arrays);
+            let expected = by_events(&text, arrays);
+            assert!(expected.is_some(), "{text}");
+            assert_eq!(walked(&text, arrays), expected, "{text}");
+            // At another offset in a longer text, after a string; and with a byte
+            // changed (a control byte, a stray quote or backslash) or cut off, each
+            // where the blocks fall.
+            let shifted = std::format!("\"x\" {text}, 1");
+            let at = 4;
+            let entries: Vec<_> = StringMapEntries::new(&shifted, at, arrays).map(|e| e.key.to_string()).collect();
+            assert_eq!(entries.len(), expected.as_ref().map_or(0, |(e, _)| e.len()), "{shifted}");
+            for (index, bad) in [(text.len() / 3, 0x01u8), (text.len() / 2, b'"'), (text.len() * 2 / 3, b'\\')] {
+                let mut bytes = text.clone().into_bytes();
+                bytes[index] = bad;
+                if let Ok(changed) = std::str::from_utf8(&bytes) {
+                    assert_eq!(walked(changed, arrays), by_events(changed, arrays), "{changed}");
+                }
+            }
+            let cut = &text[..text.floor_char_boundary(text.len() * 3 / 4)];
+            assert_eq!(walked(cut, arrays), None, "{cut}");
         }
     }
 
