@@ -440,9 +440,9 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     }
     Some(PayloadIdentity {
         source: Some(text),
-        source_is_canonical: at.exact,
+        source_is_canonical: at.is_exact(),
         // Spaces after a text that is not canonical are whitespace, not padding.
-        padding: if at.exact { u32::try_from(padding).ok()? } else { 0 },
+        padding: if at.is_exact() { u32::try_from(padding).ok()? } else { 0 },
         payload_hash,
         payload_hash_offset: Some(payload_hash_offset),
         model_id,

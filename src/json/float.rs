@@ -395,13 +395,16 @@ fn walk<D: Digits>(mantissa: &[u8], mut exp: i64, digits: &mut D) -> Option<(usi
     Some((count, exp))
 }
 
-/// A number token that starts at `start` in `bytes` and is written `-?int(.frac)?`
-/// with at most 15 digits and no exponent — how `ttl` and `reuse_score` are written —
-/// read in one pass: its nearest `f64` and the index after it. `None` for anything
-/// else (a longer or an invalid token included), which [`parse_f64`] then reads from
-/// the scanned token. A value of at most 15 digits is below 2^53 and its divisor
-/// `10^frac` at most `10^15`, both exact, so one IEEE division rounds it correctly:
-/// the value [`parse_f64`] gives.
+/// A number token that starts at `start` in `bytes` with at most 19 significant-or-not
+/// digits and an exponent of at most four digits, if any — how `ttl` and
+/// `reuse_score` are written (`0.87`, `2.5e-05`, `1.2345678901234568e+17`) — read in
+/// one pass: its nearest `f64` and the index after it. `None` for anything else (a
+/// longer or an invalid token, a value that rounds to infinity, or one the two quick
+/// methods cannot decide), which [`parse_f64`] then reads from the scanned token. The
+/// digits are `D < 10^19 < 2^64` exactly and the value `D × 10^q`; it is rounded by the
+/// same steps [`parse_f64`] takes first for such a token (Clinger's fast path or exact
+/// `u128` forms, then Eisel–Lemire), so it is the value [`parse_f64`] gives, without
+/// the second scan of the token.
 #[inline]
 pub(crate) fn short_decimal_at(bytes: &[u8], start: usize) -> Option<(f64, usize)> {
     let negative = bytes.get(start) == Some(&b'-');
@@ -429,11 +432,37 @@ pub(crate) fn short_decimal_at(bytes: &[u8], start: usize) -> Option<(f64, usize
             return None;
         }
     }
-    if int_digits + frac_digits > 15 || matches!(bytes.get(pos), Some(b'e' | b'E')) {
+    if int_digits + frac_digits > 19 {
         return None;
     }
-    let magnitude = d as f64 / *POW10.get(frac_digits)?;
-    Some((if negative { -magnitude } else { magnitude }, pos))
+    // `frac_digits` is at most 19: no overflow.
+    let mut exp = -(frac_digits as i64);
+    if matches!(bytes.get(pos), Some(b'e' | b'E')) {
+        pos += 1;
+        let negative_exp = bytes.get(pos) == Some(&b'-');
+        pos += usize::from(matches!(bytes.get(pos), Some(b'-' | b'+')));
+        let from = pos;
+        let mut written = 0i64;
+        while let Some(&b) = bytes.get(pos).filter(|b| b.is_ascii_digit()) {
+            written = written * 10 + i64::from(b - b'0');
+            pos += 1;
+            if pos - from > 4 {
+                return None;
+            }
+        }
+        if pos == from {
+            return None;
+        }
+        exp += if negative_exp { -written } else { written };
+    }
+    let signed = |magnitude: f64| if negative { -magnitude } else { magnitude };
+    if d == 0 {
+        // What follows takes a non-zero significand (as in `magnitude`).
+        return Some((signed(0.0), pos));
+    }
+    // `Some(None)` is infinite: the general reader words that.
+    let magnitude = small(d, exp).or_else(|| eisel_lemire(d, exp))??;
+    Some((signed(magnitude), pos))
 }
 
 /// The nearest `f64` to a JSON number token (ties to even), `±inf` when it is beyond
@@ -1163,7 +1192,8 @@ mod tests {
     }
 
     /// A token `short_decimal_at` takes is read as the scanner and `parse_f64` read it;
-    /// one it refuses is an exponent, more than 15 digits or no number at all.
+    /// one it refuses has more than 19 digits or more than 4 in its exponent, is
+    /// infinite, or is no number at all (or one the quick methods leave undecided).
     fn short_decimal_agrees(text: &str) -> bool {
         let Some((value, end)) = short_decimal_at(text.as_bytes(), 0) else {
             let (token, _) = match scan_number(text, 0) {
@@ -1171,8 +1201,16 @@ mod tests {
                 Err(_) => return false,
             };
             let raw = token.raw();
-            let digits = raw.bytes().filter(u8::is_ascii_digit).count();
-            assert!(raw.contains(['e', 'E']) || digits > 15, "{text:?} refused");
+            let mantissa = raw.split(['e', 'E']).next().unwrap_or("");
+            let exponent = raw.split(['e', 'E']).nth(1).unwrap_or("");
+            let digits = mantissa.bytes().filter(u8::is_ascii_digit).count();
+            let exponent_digits = exponent.bytes().filter(u8::is_ascii_digit).count();
+            let infinite = parse_f64(raw).is_infinite();
+            let undecided = digits <= 19 && {
+                let (d, q) = short_decimal(raw).unwrap();
+                d != 0 && small(d, q).is_none() && eisel_lemire(d, q).is_none()
+            };
+            assert!(digits > 19 || exponent_digits > 4 || infinite || undecided, "{text:?} refused");
             return false;
         };
         // A taken token is a number.
@@ -1193,12 +1231,35 @@ mod tests {
             ("0.87}", true),
             ("3600.5 ", true),
             ("123456789012345", true),
-            ("1234567890123456", false),
+            ("1234567890123456", true),
+            ("1234567890123456789", true),
+            ("12345678901234567890", false),
             ("0.00000000000001", true),
-            ("0.000000000000001", false),
+            ("0.000000000000001", true),
+            ("0.000000000000000001", true),
+            ("0.0000000000000000001", false),
             ("99999999999999.9", true),
-            ("1e3", false),
-            ("1.5E-3", false),
+            ("0.30000000000000004", true),
+            ("0.3333333333333333,", true),
+            ("1e3", true),
+            ("1.5E-3", true),
+            ("1e-07", true),
+            ("1e+16", true),
+            ("2.5e-05}", true),
+            ("1.2345678901234568e+17", true),
+            ("5e-324", true),
+            ("4e-325", true),
+            ("1.7976931348623157e+308", true),
+            ("1.7976931348623159e+308", false),
+            ("1e309", false),
+            ("0e99999", false),
+            ("0e9999", true),
+            ("1e0000", true),
+            ("1e00000", false),
+            ("1e", false),
+            ("1e+", false),
+            ("1e-x", false),
+            ("1E+5 ", true),
             ("00", false),
             ("01.5", false),
             ("-", false),
@@ -1209,7 +1270,8 @@ mod tests {
         ] {
             assert_eq!(short_decimal_agrees(text), taken, "{text:?}");
         }
-        // Every decimal of up to 15 digits with the point anywhere, from a generator.
+        // Every decimal of up to 17 digits with the point anywhere, and with an exponent
+        // now and then, from a generator.
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         let mut taken = 0;
         for _ in 0..if cfg!(miri) { 200 } else { 200_000 } {
@@ -1225,6 +1287,10 @@ mod tests {
             }
             if state & 1 == 1 {
                 text.insert(0, '-');
+            }
+            if state & 6 == 6 {
+                let exponent = ((state >> 30) % 700) as i64 - 350;
+                text.push_str(&format!("{}{exponent}", if state & 8 == 8 { 'e' } else { 'E' }));
             }
             taken += usize::from(short_decimal_agrees(&text));
         }

@@ -23,15 +23,31 @@ mod string;
 mod walk;
 mod whitespace;
 
-/// `text` as a `str`: on x86-64 an ASCII text after one SSE2 pass, else
-/// `core::str::from_utf8`, whose error says where the first invalid byte is.
+/// `text` as a `str`: `core::str::from_utf8`, whose error says where the first invalid
+/// byte is, after one SSE2 pass on x86-64 that takes an ASCII text at once (core's
+/// check steps byte by byte through a short text that is not word-aligned). For the
+/// C ABI's checks of strings handed back to it.
+///
+/// ```
+/// use membrane_frame::json::text_str;
+/// assert_eq!(text_str(b"caf\xc3\xa9"), Ok("café"));
+/// assert_eq!(text_str(b"caf\xc3").map_err(|e| e.valid_up_to()), Err(3));
+/// ```
 #[inline]
-pub(crate) fn text_str(text: &[u8]) -> Result<&str, core::str::Utf8Error> {
+pub fn text_str(text: &[u8]) -> Result<&str, core::str::Utf8Error> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     if let Some(ascii) = sse2::ascii_str(text) {
         return Ok(ascii);
     }
     core::str::from_utf8(text)
+}
+
+/// Whether `byte` is below DEL (0x7F): printable ASCII or a control byte. The crate's
+/// writers put no raw byte at or above DEL in a canonical string (they escape it).
+#[cfg(any(all(target_arch = "x86_64", target_feature = "sse2"), feature = "fast-identity", test, feature = "fuzzing"))]
+#[inline(always)]
+fn is_below_del(byte: u8) -> bool {
+    byte < 0x7F
 }
 
 pub use error::{JsonError, JsonErrorKind};

@@ -17,9 +17,16 @@ pub(crate) struct Spelled<'a> {
     text: &'a str,
     /// Index of the next byte.
     pub(crate) pos: usize,
-    /// Every string and integer so far is spelled exactly as the crate's writers spell
-    /// it (no escapes, no character that must be escaped, no `-0`).
-    pub(crate) exact: bool,
+    /// No string so far has an escape and no integer is `-0`: with
+    /// [`text_below_del`](Self::text_below_del), every string and integer is spelled
+    /// as the crate's writers spell it ([`is_exact`](Self::is_exact)).
+    exact: bool,
+    /// Whether every byte of the text is below DEL (0x7F), known from the SSE2 pass that
+    /// took it as a `str`. Read by `is_exact` alone, which only the canonical identity
+    /// reader (feature `fast-identity`) uses.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[cfg_attr(not(any(feature = "fast-identity", test, feature = "fuzzing")), allow(dead_code))]
+    below_del: bool,
 }
 
 impl<'a> Spelled<'a> {
@@ -27,7 +34,39 @@ impl<'a> Spelled<'a> {
     /// strings and numbers are sliced from it without another pass each).
     #[inline(always)]
     pub(crate) fn new(text: &'a [u8]) -> Option<Spelled<'a>> {
-        Some(Spelled { text: super::text_str(text).ok()?, pos: 0, exact: true })
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some(text) = super::sse2::below_del_str(text) {
+            return Some(Spelled { text, pos: 0, exact: true, below_del: true });
+        }
+        // Not all below DEL: not ASCII, almost always, so no second SSE2 pass for that.
+        Some(Spelled {
+            text: core::str::from_utf8(text).ok()?,
+            pos: 0,
+            exact: true,
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            below_del: false,
+        })
+    }
+
+    /// Whether every string and integer stepped over is spelled exactly as the crate's
+    /// writers spell it: no escapes, no `-0`, and no raw byte at or above DEL (0x7F),
+    /// which in a valid text stands only in strings, so the whole text is judged once
+    /// instead of each string.
+    #[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
+    #[inline(always)]
+    pub(crate) fn is_exact(&self) -> bool {
+        self.exact && self.text_below_del()
+    }
+
+    /// Whether every byte of the text is below DEL: on x86-64 what the SSE2 pass found,
+    /// elsewhere a pass now.
+    #[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
+    #[inline(always)]
+    fn text_below_del(&self) -> bool {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        return self.below_del;
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        self.text.bytes().all(super::is_below_del)
     }
 
     /// The whole text.
@@ -157,19 +196,14 @@ impl<'a> Spelled<'a> {
         Some(value)
     }
 
-    /// [`string`](Self::string), noting in [`exact`](Self::exact) whether it is spelled
-    /// as the writers spell it.
+    /// [`string`](Self::string), noting whether it is spelled as the writers spell it
+    /// (see [`is_exact`](Self::is_exact)): escapes may or may not be the canonical ones,
+    /// so none is. (Raw control characters cannot occur: the scanner rejects them.)
     #[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
     #[inline(always)]
     pub(crate) fn exact_string(&mut self) -> Option<JsonStr<'a>> {
         let value = self.string()?;
-        // Escapes may or may not be the canonical ones; raw non-ASCII and DEL never are.
-        // (Raw control characters cannot occur: the scanner rejects them.)
-        let raw = value.raw();
-        // A byte of a `str` is never 0xFF, so it is below 0x7F exactly when the byte plus
-        // one has no high bit; an OR over all of them (no early exit) is vectorised,
-        // `all` was not.
-        self.exact &= !value.has_escapes() && raw.bytes().fold(0, |any, b| any | b.wrapping_add(1)) & 0x80 == 0;
+        self.exact &= !value.has_escapes();
         Some(value)
     }
 
@@ -177,30 +211,35 @@ impl<'a> Spelled<'a> {
     /// fraction or an exponent) as a magnitude; `None` for anything else, or past `u64`.
     /// Nineteen digits cannot overflow, so they are summed without a check a digit (the
     /// checks cost a canonical identity ~120 of its 4 100 instructions, callgrind);
-    /// twenty are summed again with checks, and more always overflow. In line on 64-bit CPUs; on
-    /// 32-bit ones (microcontrollers), where flash counts and `u64` arithmetic takes
-    /// pairs of instructions, the compiler decides.
+    /// twenty are summed again with checks, and more always overflow. In line on 64-bit
+    /// CPUs; on 32-bit ones (microcontrollers), where flash counts and `u64` arithmetic
+    /// takes pairs of instructions, the compiler decides.
     #[cfg_attr(target_pointer_width = "64", inline(always))]
     #[cfg_attr(not(target_pointer_width = "64"), inline)]
     fn magnitude(&mut self) -> Option<u64> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
+        // A local position: stepping `self.pos` kept it in memory, a store and a load
+        // a digit on the loop's critical path (the canonical identity parse spent a
+        // fifth of its time in this loop, perf).
+        let mut pos = start;
         let mut value: u64 = 0;
-        while let Some(&digit) = bytes.get(self.pos).filter(|b| b.is_ascii_digit()) {
+        while let Some(&digit) = bytes.get(pos).filter(|b| b.is_ascii_digit()) {
             value = value.wrapping_mul(10).wrapping_add(u64::from(digit - b'0'));
-            self.pos += 1;
+            pos += 1;
         }
-        let digits = self.pos - start;
+        self.pos = pos;
+        let digits = pos - start;
         if digits == 0 || digits > 20 || (digits > 1 && bytes.get(start) == Some(&b'0')) {
             return None;
         }
         if digits == 20 {
             value = bytes
-                .get(start..self.pos)?
+                .get(start..pos)?
                 .iter()
                 .try_fold(0u64, |value, &digit| value.checked_mul(10)?.checked_add(u64::from(digit - b'0')))?;
         }
-        if matches!(bytes.get(self.pos), Some(b'.' | b'e' | b'E')) {
+        if matches!(bytes.get(pos), Some(b'.' | b'e' | b'E')) {
             return None;
         }
         Some(value)
@@ -388,7 +427,7 @@ mod tests {
             assert_eq!(int, scanned.and_then(|(n, _)| n.as_i64()), "{token}");
             if int.is_some() {
                 assert_eq!(Some(at.pos), expected_end, "{token}");
-                assert_eq!(at.exact, !token.starts_with("-0"), "{token}");
+                assert_eq!(at.is_exact(), !token.starts_with("-0"), "{token}");
             }
             let mut at = Spelled::new(token.as_bytes()).unwrap();
             let uint = at.uint();
@@ -410,12 +449,12 @@ mod tests {
                     let text = std::format!("\"{value}\"");
                     let mut spelled = Spelled::new(text.as_bytes()).unwrap();
                     assert!(spelled.exact_string().is_some());
-                    assert_eq!(spelled.exact, (ch as u32) < 0x7F, "{ch:?} at {at} of {len}");
+                    assert_eq!(spelled.is_exact(), (ch as u32) < 0x7F, "{ch:?} at {at} of {len}");
                 }
             }
         }
         let mut spelled = Spelled::new(br#""a\u0062""#).unwrap();
-        assert!(spelled.exact_string().is_some() && !spelled.exact);
+        assert!(spelled.exact_string().is_some() && !spelled.is_exact());
     }
 
     #[test]
@@ -439,7 +478,7 @@ mod tests {
                 let expected = bytes.len();
                 bytes.extend_from_slice(b"x ");
                 for text in [&bytes[..], &bytes[..expected]] {
-                    let mut at = Spelled { text: core::str::from_utf8(text).unwrap(), pos: 0, exact: true };
+                    let mut at = Spelled::new(text).unwrap();
                     at.ws();
                     assert_eq!(at.pos, expected, "{bytes:?}");
                 }
