@@ -233,55 +233,75 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<Fragment
     let (mut reuse_score, mut version_id, mut consistency, mut hlc, mut fingerprint_compat) =
         (None, None, None, None, None);
     loop {
-        let known = at.known_key(&KNOWN_KEYS);
-        // Not a known key as it stands: an unknown one (a known one spelled with escapes
-        // is not taken).
-        let unknown_key = if known.is_none() { Some(at.plain_key()?) } else { None };
-        at.colon()?;
-        match known {
+        match at.known_key(&KNOWN_KEYS) {
             Some(index) => {
                 let bit = 1u16 << index;
                 if seen & bit != 0 {
                     return None;
                 }
                 seen |= bit;
+                // Each arm steps over its own key: a constant length (`past_key`).
                 match index {
-                    SCHEMA => (at.int()? == SCHEMA_VERSION).then_some(())?,
+                    SCHEMA => {
+                        at.past_key(&KNOWN_KEYS, SCHEMA)?;
+                        (at.int()? == SCHEMA_VERSION).then_some(())?
+                    }
                     TENANT => {
+                        at.past_key(&KNOWN_KEYS, TENANT)?;
                         let tenant = at.string()?;
                         rules::check_tenant(&tenant).ok()?;
                         tenant_id = Some(tenant);
                     }
                     IDENTITY => {
+                        at.past_key(&KNOWN_KEYS, IDENTITY)?;
                         let object_at = at.pos;
                         identity = Some(parse_any_order(&mut at, object_at)?);
                     }
                     PAYLOAD_REF => {
+                        at.past_key(&KNOWN_KEYS, PAYLOAD_REF)?;
                         payload_ref = Some(if at.lit(b"null").is_some() { None } else { Some(at.string()?) })
                     }
-                    PAYLOAD_SIZE => payload_size = Some(at.uint()?),
+                    PAYLOAD_SIZE => {
+                        at.past_key(&KNOWN_KEYS, PAYLOAD_SIZE)?;
+                        payload_size = Some(at.uint()?)
+                    }
                     TTL => {
+                        at.past_key(&KNOWN_KEYS, TTL)?;
                         let value = at.f64()?;
                         rules::check_ttl(value).ok()?;
                         ttl = Some(value);
                     }
                     REUSE_SCORE => {
+                        at.past_key(&KNOWN_KEYS, REUSE_SCORE)?;
                         let value = at.f64()?;
                         rules::check_reuse_score(value).ok()?;
                         reuse_score = Some(value);
                     }
                     VERSION_ID => {
+                        at.past_key(&KNOWN_KEYS, VERSION_ID)?;
                         let value = at.uint()?;
                         rules::check_version_id(value).ok()?;
                         version_id = Some(value);
                     }
-                    CONSISTENCY => consistency = Some(Consistency::from_json(&at.string()?)?),
-                    HLC => hlc = Some(Hlc(at.uint()?)),
-                    _ => fingerprint_compat = Some(rules::parse_fingerprint_compat(&at.string()?).ok()?),
+                    CONSISTENCY => {
+                        at.past_key(&KNOWN_KEYS, CONSISTENCY)?;
+                        consistency = Some(Consistency::from_json(&at.string()?)?)
+                    }
+                    HLC => {
+                        at.past_key(&KNOWN_KEYS, HLC)?;
+                        hlc = Some(Hlc(at.uint()?))
+                    }
+                    _ => {
+                        at.past_key(&KNOWN_KEYS, COMPAT)?;
+                        fingerprint_compat = Some(rules::parse_fingerprint_compat(&at.string()?).ok()?)
+                    }
                 }
             }
+            // Not a known key as it stands: an unknown one (a known one spelled with
+            // escapes is not taken).
             None => {
-                let key = JsonStr::from_plain(unknown_key?);
+                let key = JsonStr::from_plain(at.plain_key()?);
+                at.colon()?;
                 if FIELD_NAMES.contains(&key.raw()) || unknown.iter().any(|seen| seen.raw() == key.raw()) {
                     return None;
                 }

@@ -530,40 +530,62 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
     loop {
         // An unknown key, or a known one spelled with escapes: not taken.
         let index = at.known_key(&KNOWN_KEYS)?;
-        at.colon()?;
         let bit = 1u16 << index;
         if seen & bit != 0 {
             return None;
         }
         seen |= bit;
-        let value_at = at.pos;
+        // Each arm steps over its own key: a constant length (`Spelled::past_key`).
         match index {
             0 => {
+                at.past_key(&KNOWN_KEYS, 0)?;
+                let value_at = at.pos;
                 let hash = at.string()?;
                 rules::check_payload_hash(&hash).ok()?;
                 f.payload_hash = Some((hash, value_at));
             }
-            1 => f.model_id = Some(at.string()?),
-            2 => f.model_revision = Some(at.string()?),
-            3 => f.tokenizer_name = Some(at.string()?),
-            4 => f.tokenizer_revision = Some(at.string()?),
+            1 => {
+                at.past_key(&KNOWN_KEYS, 1)?;
+                f.model_id = Some(at.string()?)
+            }
+            2 => {
+                at.past_key(&KNOWN_KEYS, 2)?;
+                f.model_revision = Some(at.string()?)
+            }
+            3 => {
+                at.past_key(&KNOWN_KEYS, 3)?;
+                f.tokenizer_name = Some(at.string()?)
+            }
+            4 => {
+                at.past_key(&KNOWN_KEYS, 4)?;
+                f.tokenizer_revision = Some(at.string()?)
+            }
             5 => {
+                at.past_key(&KNOWN_KEYS, 5)?;
                 let range = range(at, Spacing::Any)?;
                 rules::check_range("layer_range", range).ok()?;
                 f.layer_range = Some(range);
             }
             6 => {
+                at.past_key(&KNOWN_KEYS, 6)?;
                 let range = range(at, Spacing::Any)?;
                 rules::check_head_range(range).ok()?;
                 f.head_range = Some(range);
             }
             7 => {
+                at.past_key(&KNOWN_KEYS, 7)?;
                 let range = range(at, Spacing::Any)?;
                 rules::check_range("token_span", range).ok()?;
                 f.token_span = Some(range);
             }
-            8 => f.dtype = Some(Dtype::from_json(&at.string()?)?),
-            _ => f.shape = Some(shape(at, Spacing::Any)?),
+            8 => {
+                at.past_key(&KNOWN_KEYS, 8)?;
+                f.dtype = Some(Dtype::from_json(&at.string()?)?)
+            }
+            _ => {
+                at.past_key(&KNOWN_KEYS, 9)?;
+                f.shape = Some(shape(at, Spacing::Any)?)
+            }
         }
         if !at.next_member(b'}')? {
             break;
