@@ -5,7 +5,9 @@
  *  - kind "snapshot": mbr_snapshot_check gives `expect` for every case, and
  *    mbr_snapshot_parse the same with an error detail; accepted snapshots read back
  *    through the accessors, write -> parse -> write is identical and canonical, and the
- *    epoch guard accepts the snapshot's own epoch and refuses one two ahead of it.
+ *    epoch guard accepts the snapshot's own epoch and refuses one two ahead of it;
+ *    mbr_snapshot_parse_indexed gives the same code, asks for exactly the index words
+ *    it needs, and its maps read back view for view as the text's.
  *  - kind "gossip": mbr_gossip_merge gives `expect`, and the exact `merged` bytes in
  *    both orders; (NULL, 0) and a one-byte-short buffer report the length needed and
  *    leave the buffer alone; merging both maps into a tombstone table over malloc'd
@@ -104,17 +106,19 @@ static void check_cursor(const char *name, const mbr_snapshot *snap, uint32_t li
 
 static bool same_text(mbr_text a, mbr_text b) { return a.ptr == b.ptr && a.len == b.len && a.has_escapes == b.has_escapes; }
 
-/* Read a map in batches (`capacity` entries, `node_capacity` node ids a call): entry
- * for entry the same views (the same pointers into the text) as a cursor walk, the
+/* Read a map of `snap` in batches (`capacity` entries, `node_capacity` node ids a call):
+ * entry for entry the same views (the same pointers into the text) as a cursor walk of
+ * `reference` (`snap` itself, or the same text parsed another way), the
  * batch cursor left on the last entry read, and `count` entries in all. A replica
  * entry with more node ids than `node_capacity` must be refused with its count, and
  * is then read alone. */
-static void check_batches(const char *name, const mbr_snapshot *snap, uint32_t list, size_t count, size_t capacity,
-                          size_t node_capacity) {
+static void check_batches(const char *name, const mbr_snapshot *snap, const mbr_snapshot *reference, uint32_t list,
+                          size_t count, size_t capacity, size_t node_capacity) {
     const bool primary = list == MBR_SNAPSHOT_PRIMARY_MAP;
     const uint32_t key_field = primary ? MBR_SNAPSHOT_PRIMARY_KEY : MBR_SNAPSHOT_REPLICA_KEY;
     mbr_snapshot_cursor batch, single;
-    if (mbr_snapshot_cursor_init(snap, list, &batch) != MBR_OK || mbr_snapshot_cursor_init(snap, list, &single) != MBR_OK) {
+    if (mbr_snapshot_cursor_init(snap, list, &batch) != MBR_OK ||
+        mbr_snapshot_cursor_init(reference, list, &single) != MBR_OK) {
         fail(name, "batch: mbr_snapshot_cursor_init(%u)", list);
         return;
     }
@@ -171,7 +175,8 @@ static void check_batches(const char *name, const mbr_snapshot *snap, uint32_t l
         fail(name, "batch of list %u: %zu entries, info says %zu", list, total, count);
 }
 
-static void check_snapshot_values(const char *name, const mbr_snapshot *snap) {
+/* Every value of `snap`; its maps read in batches against a cursor walk of `reference`. */
+static void check_snapshot_values(const char *name, const mbr_snapshot *snap, const mbr_snapshot *reference) {
     mbr_snapshot_info info;
     if (mbr_snapshot_info_get(snap, &info) != MBR_OK) {
         fail(name, "mbr_snapshot_info_get");
@@ -208,9 +213,39 @@ static void check_snapshot_values(const char *name, const mbr_snapshot *snap) {
     check_cursor(name, snap, MBR_SNAPSHOT_REPLICA_MAP, info.replica_count);
     static const size_t capacities[][2] = {{1, 1}, {2, 3}, {7, 2}, {8, 64}};
     for (size_t c = 0; c < sizeof capacities / sizeof capacities[0]; c++) {
-        check_batches(name, snap, MBR_SNAPSHOT_PRIMARY_MAP, info.primary_count, capacities[c][0], capacities[c][1]);
-        check_batches(name, snap, MBR_SNAPSHOT_REPLICA_MAP, info.replica_count, capacities[c][0], capacities[c][1]);
+        check_batches(name, snap, reference, MBR_SNAPSHOT_PRIMARY_MAP, info.primary_count, capacities[c][0],
+                      capacities[c][1]);
+        check_batches(name, snap, reference, MBR_SNAPSHOT_REPLICA_MAP, info.replica_count, capacities[c][0],
+                      capacities[c][1]);
     }
+}
+
+/* mbr_snapshot_parse_indexed of a vector: the code of mbr_snapshot_parse (`code`); for
+ * an accepted one, the number of index words it asks for is exactly what it needs, and
+ * the maps read through the index are the maps of `plain`, view for view. */
+static void check_indexed(const char *name, const char *json, size_t jlen, uint32_t code, const mbr_snapshot *plain) {
+    mbr_snapshot indexed;
+    mbr_error err;
+    uint32_t status = mbr_snapshot_parse_indexed((const uint8_t *)json, jlen, NULL, 0, &indexed, &err);
+    if (code != MBR_OK || status == MBR_OK) {
+        if (status != code) fail(name, "mbr_snapshot_parse_indexed: %s, parse said %s", mbr_status_name(status), mbr_status_name(code));
+        return;
+    }
+    if (status != MBR_BUFFER_TOO_SMALL || err.needed == 0) {
+        fail(name, "mbr_snapshot_parse_indexed size query: %s", mbr_status_name(status));
+        return;
+    }
+    size_t words = (size_t)err.needed;
+    uint32_t *index = malloc(words * sizeof *index);
+    if (index == NULL) abort();
+    if (mbr_snapshot_parse_indexed((const uint8_t *)json, jlen, index, words - 1, &indexed, &err) != MBR_BUFFER_TOO_SMALL ||
+        err.needed != words)
+        fail(name, "an index a word short is not MBR_BUFFER_TOO_SMALL with the same size");
+    else if (mbr_snapshot_parse_indexed((const uint8_t *)json, jlen, index, words, &indexed, &err) != MBR_OK)
+        fail(name, "mbr_snapshot_parse_indexed with the words it asked for");
+    else
+        check_snapshot_values(name, &indexed, plain);
+    free(index);
 }
 
 static int snapshot_case(const char *line) {
@@ -229,12 +264,13 @@ static int snapshot_case(const char *line) {
     mbr_error err;
     uint32_t parsed = mbr_snapshot_parse((const uint8_t *)json, jlen, &snap, &err);
     if (parsed != code) fail(name, "mbr_snapshot_parse: %s, check said %s", mbr_status_name(parsed), mbr_status_name(code));
+    check_indexed(name, json, jlen, parsed, &snap);
     if (parsed != MBR_OK) {
         if (err.status != parsed || (err.offset != MBR_NO_OFFSET && err.offset > jlen)) fail(name, "error detail");
         goto done;
     }
     accepted++;
-    check_snapshot_values(name, &snap);
+    check_snapshot_values(name, &snap, &snap);
     size_t need = 0, got = 0;
     if (mbr_snapshot_write(&snap, NULL, 0, &need, &err) != MBR_BUFFER_TOO_SMALL || err.needed == 0) {
         fail(name, "length query");

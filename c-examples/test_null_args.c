@@ -94,6 +94,20 @@ static void metadata(void) {
     EXPECT(mbr_snapshot_parse(st, sl, NULL, NULL), MBR_NULL_POINTER);
     EXPECT(mbr_snapshot_parse(st, sl - 1, &snap, &err), MBR_SNAPSHOT_JSON);
     UNTOUCHED(snap);
+    /* The maps' index: four words for the primary entry, three and two a node for the
+     * replica entry. */
+    uint32_t index[11];
+    POISON(snap);
+    EXPECT(mbr_snapshot_parse_indexed(NULL, sl, index, 11, &snap, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_parse_indexed(st, sl, index, 11, NULL, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_parse_indexed(st, sl, NULL, 11, &snap, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_snapshot_parse_indexed(st, sl - 1, NULL, 0, &snap, &err), MBR_SNAPSHOT_JSON);
+    EXPECT(mbr_snapshot_parse_indexed(st, sl, NULL, 0, &snap, &err), MBR_BUFFER_TOO_SMALL);
+    EXPECT_TRUE(err.needed == 11);
+    EXPECT(mbr_snapshot_parse_indexed(st, sl, index, 10, &snap, NULL), MBR_BUFFER_TOO_SMALL);
+    UNTOUCHED(snap);
+    EXPECT(mbr_snapshot_parse_indexed(st, sl, index, 11, &snap, NULL), MBR_OK);
+    POISON(snap);
     EXPECT(mbr_snapshot_parse_guarded(NULL, sl, 7, &snap, NULL), MBR_NULL_POINTER);
     EXPECT(mbr_snapshot_parse_guarded(st, sl, 7, NULL, NULL), MBR_NULL_POINTER);
     EXPECT(mbr_snapshot_parse_guarded(st, sl, 9, &snap, &err), MBR_STALE_EPOCH);

@@ -28,7 +28,8 @@
  *   mbr_frame_encode mbr_frame_write_head mbr_chunked_writer_begin
  *       encode(), write_head() and ChunkedWriter::begin() call the _with forms, which
  *       with default options are these
- *   mbr_snapshot_parse mbr_snapshot_parse_guarded mbr_snapshot_info_get
+ *   mbr_snapshot_parse mbr_snapshot_parse_guarded mbr_snapshot_parse_indexed
+ *   mbr_snapshot_info_get
  *   mbr_snapshot_member mbr_snapshot_replica_len mbr_snapshot_string
  *   mbr_snapshot_set_cluster_epoch mbr_snapshot_is_canonical mbr_snapshot_write
  *   mbr_snapshot_cursor_init mbr_snapshot_cursor_next mbr_snapshot_cursor_member

@@ -430,6 +430,32 @@ uint32_t mbr_snapshot_parse(const uint8_t *json,
                             mbr_error *error);
 
 /**
+ * `mbr_snapshot_parse`, recording in `index` (`index_words` words of 32 bits) where
+ * every entry of the shard maps lies, so that the map cursors
+ * (`mbr_snapshot_cursor_read_primary`, `_read_replica` and the per-entry calls) read
+ * those positions instead of walking the text again. A snapshot needs four words for
+ * each primary entry, three for each replica entry and two for each of its node ids;
+ * with fewer, `MBR_BUFFER_TOO_SMALL` with the number in `error->needed` (`(NULL, 0)`
+ * asks for it) and `*out` untouched. Problems of the text come first, with the codes
+ * of `mbr_snapshot_parse`. `*out` then borrows both the text and `index`. A text of
+ * 2 GiB or more is parsed as by `mbr_snapshot_parse`, its maps walked in the text.
+ *
+ * Returns `MBR_OK`, a code of `mbr_snapshot_check`, `MBR_BUFFER_TOO_SMALL` or
+ * `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * As `mbr_snapshot_parse`; `index` is NULL or points to `index_words` writable
+ * `uint32_t`s that no one else uses while the snapshot is used.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_snapshot_parse_indexed(const uint8_t *json,
+                                    size_t len,
+                                    uint32_t *index,
+                                    size_t index_words,
+                                    struct mbr_snapshot *out,
+                                    mbr_error *error);
+
+/**
  * `mbr_snapshot_parse` behind the epoch guard (SPEC §5) with live epoch `live_epoch`:
  * a snapshot whose only problem is a missing `cluster_epoch`, or whose epoch is two or
  * more behind, is `MBR_STALE_EPOCH` (the caller deletes such a file); any other

@@ -841,7 +841,8 @@ typedef struct mbr_error {
      */
     uint64_t offset;
     /**
-     * For `MBR_BUFFER_TOO_SMALL`: bytes needed, when known; else 0.
+     * For `MBR_BUFFER_TOO_SMALL`: the size needed, when known, in the buffer's own unit
+     * (bytes; words for `mbr_snapshot_parse_indexed`'s `index`); else 0.
      */
     uint64_t needed;
     /**

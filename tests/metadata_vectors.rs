@@ -94,6 +94,33 @@ fn check_values(name: &str, snapshot: &Snapshot<'_>, value: &Value) {
     assert_eq!(walked, replica.len(), "{name}");
 }
 
+/// `Snapshot::parse_indexed` against `parse`'s `result`: the same error, or the same
+/// values read through the index, whose size it names exactly.
+fn check_indexed(name: &str, text: &[u8], result: &Result<Snapshot<'_>, membrane_frame::Error>) {
+    let needed = match Snapshot::parse_indexed(text, &mut []) {
+        Err(err) if err.code() == ErrorCode::BufferTooSmall => err.needed().unwrap() as usize,
+        other => {
+            // A problem of the text, or maps with no entry.
+            assert_eq!(other.as_ref().err(), result.as_ref().err(), "{name}");
+            0
+        }
+    };
+    let Ok(snapshot) = result else {
+        let mut index = vec![0u32; 64];
+        assert_eq!(Snapshot::parse_indexed(text, &mut index).err(), result.as_ref().err().copied(), "{name}");
+        return;
+    };
+    if needed > 0 {
+        let mut short = vec![0u32; needed - 1];
+        let err = Snapshot::parse_indexed(text, &mut short).unwrap_err();
+        assert_eq!((err.code(), err.needed()), (ErrorCode::BufferTooSmall, Some(needed as u64)), "{name}");
+    }
+    let mut index = vec![0u32; needed];
+    let indexed = Snapshot::parse_indexed(text, &mut index).unwrap_or_else(|e| panic!("{name}: {e}"));
+    check_values(name, &indexed, &serde_json::from_slice(text).unwrap());
+    assert_eq!(write(&indexed), write(snapshot), "{name}");
+}
+
 #[test]
 fn every_snapshot_vector_gives_its_expected_code() {
     let (mut accepted, mut rejected, mut reemitted) = (0, 0, 0);
@@ -103,6 +130,7 @@ fn every_snapshot_vector_gives_its_expected_code() {
         let expected = case["expect"].as_str().unwrap();
         let result = Snapshot::parse(text);
         assert_eq!(code_of(&result), expected, "{name}: {result:?}");
+        check_indexed(name, text, &result);
         let snapshot = match result {
             Ok(snapshot) => snapshot,
             Err(err) => {

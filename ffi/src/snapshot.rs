@@ -8,7 +8,7 @@
 use crate::boundary::{boundary, NO_DETAIL};
 use crate::object::{opaque, read_into, store, try_mut, try_ref};
 use crate::out::Out;
-use crate::slice::{copy_decoded, input, write_out};
+use crate::slice::{copy_decoded, in_buffer, input, write_out};
 use crate::status::mbr_error;
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
@@ -266,6 +266,42 @@ pub unsafe extern "C" fn mbr_snapshot_parse(
     boundary(error, || {
         let out = Out::new(out, "out")?;
         store(out, Snapshot::parse(input(json, len, "json")?)?);
+        Ok(())
+    })
+}
+
+/// `mbr_snapshot_parse`, recording in `index` (`index_words` words of 32 bits) where
+/// every entry of the shard maps lies, so that the map cursors
+/// (`mbr_snapshot_cursor_read_primary`, `_read_replica` and the per-entry calls) read
+/// those positions instead of walking the text again. A snapshot needs four words for
+/// each primary entry, three for each replica entry and two for each of its node ids;
+/// with fewer, `MBR_BUFFER_TOO_SMALL` with the number in `error->needed` (`(NULL, 0)`
+/// asks for it) and `*out` untouched. Problems of the text come first, with the codes
+/// of `mbr_snapshot_parse`. `*out` then borrows both the text and `index`. A text of
+/// 2 GiB or more is parsed as by `mbr_snapshot_parse`, its maps walked in the text.
+///
+/// Returns `MBR_OK`, a code of `mbr_snapshot_check`, `MBR_BUFFER_TOO_SMALL` or
+/// `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// As `mbr_snapshot_parse`; `index` is NULL or points to `index_words` writable
+/// `uint32_t`s that no one else uses while the snapshot is used.
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_snapshot_parse_indexed(
+    json: *const u8,
+    len: usize,
+    index: *mut u32,
+    index_words: usize,
+    out: *mut mbr_snapshot,
+    error: *mut mbr_error,
+) -> u32 {
+    boundary(error, || {
+        let out = Out::new(out, "out")?;
+        let index = crate::slice::output(index, index_words, "index")?;
+        let snapshot =
+            Snapshot::parse_indexed(input(json, len, "json")?, index).map_err(|err| in_buffer(err, "index"))?;
+        store(out, snapshot);
         Ok(())
     })
 }

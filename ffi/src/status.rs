@@ -243,7 +243,8 @@ pub struct mbr_error {
     /// The byte offset the error concerns (absolute in the buffer given), or
     /// `MBR_NO_OFFSET`.
     pub offset: u64,
-    /// For `MBR_BUFFER_TOO_SMALL`: bytes needed, when known; else 0.
+    /// For `MBR_BUFFER_TOO_SMALL`: the size needed, when known, in the buffer's own unit
+    /// (bytes; words for `mbr_snapshot_parse_indexed`'s `index`); else 0.
     pub needed: u64,
     /// The field or argument concerned (`"layer_range"`, `"payload_len"`, `"buf"`),
     /// NUL-terminated; empty when none.

@@ -453,6 +453,8 @@ fn ffi_metadata_paths_do_not_allocate() {
     let mut cursor = MaybeUninit::<mbr_snapshot_cursor>::uninit();
     let mut member = MaybeUninit::<mbr_member>::uninit();
     let mut info = MaybeUninit::<mbr_snapshot_info>::uninit();
+    // Four words for the primary entry, three and two a node for the replica entry.
+    let mut index = [0u32; 9];
     let (mut keys, mut texts) = ([MaybeUninit::<mbr_text>::uninit(); 2], [MaybeUninit::<mbr_text>::uninit(); 2]);
     let mut node_ends = [0usize; 2];
     let mut body = MaybeUninit::<mbr_op_body>::uninit();
@@ -514,6 +516,34 @@ fn ffi_metadata_paths_do_not_allocate() {
                 &mut count,
             ),
             mbr_snapshot_write(snap.as_ptr(), out.as_mut_ptr(), out.len(), &mut n, err.as_mut_ptr()),
+            // The maps again, read through an index in the caller's words.
+            mbr_snapshot_parse_indexed(
+                snapshot.as_ptr(),
+                snapshot.len(),
+                index.as_mut_ptr(),
+                index.len(),
+                snap.as_mut_ptr(),
+                err.as_mut_ptr(),
+            ),
+            mbr_snapshot_string(
+                snap.as_ptr(),
+                MBR_SNAPSHOT_PRIMARY_NODE,
+                0,
+                0,
+                out.as_mut_ptr().cast(),
+                64,
+                &mut n,
+                err.as_mut_ptr(),
+            ),
+            mbr_snapshot_cursor_init(snap.as_ptr(), MBR_SNAPSHOT_REPLICA_MAP, cursor.as_mut_ptr()),
+            mbr_snapshot_cursor_next(cursor.as_mut_ptr(), &mut flag),
+            mbr_snapshot_cursor_replica_texts(
+                cursor.as_ptr(),
+                texts.as_mut_ptr().cast(),
+                2,
+                &mut count,
+                err.as_mut_ptr(),
+            ),
             mbr_gossip_merge(a.as_ptr(), a.len(), b.as_ptr(), b.len(), 5.0, out.as_mut_ptr(), out.len(), &mut n),
             mbr_tombstone_table_init(
                 table.as_mut_ptr(),

@@ -1,5 +1,6 @@
 //! Cluster snapshots (SPEC §5): the reader never panics; every accessor and iterator of
-//! an accepted snapshot is safe; the writer's text re-reads and re-writes to itself.
+//! an accepted snapshot is safe; the writer's text re-reads and re-writes to itself;
+//! the indexed parse gives the same verdict, and its maps the same entries.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,9 +13,47 @@ fn write(snapshot: &Snapshot<'_>) -> Vec<u8> {
     out
 }
 
+/// The maps' entries as the iterators hand them out.
+fn map_entries(snapshot: &Snapshot<'_>) -> (Vec<(String, String)>, Vec<(String, Vec<String>)>) {
+    let primary = snapshot.primary_map().iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let replica = snapshot
+        .replica_map()
+        .iter()
+        .map(|(k, nodes)| (k.to_string(), nodes.iter().map(|n| n.to_string()).collect()))
+        .collect();
+    (primary, replica)
+}
+
+/// `Snapshot::parse_indexed` against `parse`'s `result`, with an index of room for
+/// `room` words, then of the words it asks for.
+fn check_indexed(data: &[u8], result: &Result<Snapshot<'_>, membrane_frame::Error>, room: usize) {
+    let mut index = vec![0u32; room];
+    let needed = match (Snapshot::parse_indexed(data, &mut index), result) {
+        (Err(err), Ok(_)) if err.code() == membrane_frame::ErrorCode::BufferTooSmall => {
+            err.needed().expect("a size") as usize
+        }
+        (Ok(indexed), Ok(parsed)) => {
+            assert_eq!(map_entries(&indexed), map_entries(parsed), "indexed maps");
+            return;
+        }
+        (indexed, parsed) => {
+            assert_eq!(indexed.err(), parsed.as_ref().err().copied(), "indexed parse verdict");
+            return;
+        }
+    };
+    assert!(needed > room, "asks for more than it was given");
+    let mut index = vec![0u32; needed];
+    let indexed = Snapshot::parse_indexed(data, &mut index).expect("the words it asked for are enough");
+    if let Ok(parsed) = result {
+        assert_eq!(map_entries(&indexed), map_entries(parsed), "indexed maps");
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let _ = Snapshot::parse_guarded(data, data.len() as u64 % 8);
-    let snapshot = match Snapshot::parse(data) {
+    let result = Snapshot::parse(data);
+    check_indexed(data, &result, data.len() % 64);
+    let snapshot = match result {
         Ok(snapshot) => snapshot,
         Err(err) => {
             let _ = err.to_string();

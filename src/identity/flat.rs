@@ -10,7 +10,7 @@
 //! would, without its key table ([`skip_nested`]).
 
 use super::parse::ArrayProblem;
-use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, FIELD_NAMES, MAX_SHAPE_DIMS};
+use super::{field, field_error, rules, Dtype, InclusiveRange, PayloadIdentity, FIELD_NAMES, MAX_SHAPE_DIMS};
 use crate::error::{Error, ErrorCode};
 use crate::json::{
     keys_before, literal_end, scan_number, skip_nested, utf8_aware, valid_prefix, whitespace_end, JsonError,
@@ -186,13 +186,13 @@ impl<'a> Walk<'a> {
         open_keys: usize,
         identity: &mut PayloadIdentity<'a>,
     ) -> Result<Option<Error>, JsonError> {
-        // FIELD_NAMES: 0 payload_hash, 1-4 the strings, 5-7 the ranges, 8 dtype, 9 shape.
-        const RANGES: core::ops::RangeInclusive<usize> = 5..=7;
+        // FIELD_NAMES: the hash, four strings, three ranges, the dtype, the shape.
+        const RANGES: core::ops::RangeInclusive<usize> = field::LAYER_RANGE..=field::TOKEN_SPAN;
         let name = FIELD_NAMES.get(index).copied().unwrap_or("");
         let at = self.pos;
         let mut pair = [0i64; 2];
         // The shape's dimensions go straight to the identity; a range's to `pair`.
-        let value = if index == 9 {
+        let value = if index == field::SHAPE {
             let _ = identity.shape.resize_default(MAX_SHAPE_DIMS);
             let value = self.member_value(&mut identity.shape, open_keys)?;
             identity.shape.truncate(match value {
@@ -206,13 +206,13 @@ impl<'a> Walk<'a> {
         };
         let problem = |reason| Ok(Some(field_error(name, reason).at(at as u64)));
         let text = match value {
-            Value::Str(text) if index <= 4 || index == 8 => text,
+            Value::Str(text) if index <= field::TOKENIZER_REVISION || index == field::DTYPE => text,
             Value::Array(Ok(2)) if RANGES.contains(&index) => {
                 let [start, end] = pair;
                 let range = InclusiveRange::new(start, end);
                 let (checked, slot) = match index {
-                    5 => (rules::check_range(name, range), &mut identity.layer_range),
-                    6 => (rules::check_head_range(range), &mut identity.head_range),
+                    field::LAYER_RANGE => (rules::check_range(name, range), &mut identity.layer_range),
+                    field::HEAD_RANGE => (rules::check_head_range(range), &mut identity.head_range),
                     _ => (rules::check_range(name, range), &mut identity.token_span),
                 };
                 *slot = range;
@@ -221,24 +221,28 @@ impl<'a> Walk<'a> {
             Value::Array(Ok(_) | Err(ArrayProblem::TooMany)) if RANGES.contains(&index) => {
                 return problem("range must be exactly two integers")
             }
-            Value::Array(Ok(0)) if index == 9 => return problem("shape is empty"),
-            Value::Array(Ok(_)) if index == 9 => return Ok(None),
-            Value::Array(Err(other)) if index >= 5 && index != 8 => return problem(other.reason()),
-            _ if index >= 5 && index != 8 => return problem(ArrayProblem::NotArray.reason()),
+            Value::Array(Ok(0)) if index == field::SHAPE => return problem("shape is empty"),
+            Value::Array(Ok(_)) if index == field::SHAPE => return Ok(None),
+            Value::Array(Err(other)) if index >= field::LAYER_RANGE && index != field::DTYPE => {
+                return problem(other.reason())
+            }
+            _ if index >= field::LAYER_RANGE && index != field::DTYPE => {
+                return problem(ArrayProblem::NotArray.reason())
+            }
             _ => return problem("expected a string"),
         };
         match index {
-            0 => {
+            field::PAYLOAD_HASH => {
                 if let Err(err) = rules::check_payload_hash(&text) {
                     return Ok(Some(err.at(at as u64)));
                 }
                 identity.payload_hash = text;
                 identity.payload_hash_offset = Some(at);
             }
-            1 => identity.model_id = text,
-            2 => identity.model_revision = text,
-            3 => identity.tokenizer_name = text,
-            4 => identity.tokenizer_revision = text,
+            field::MODEL_ID => identity.model_id = text,
+            field::MODEL_REVISION => identity.model_revision = text,
+            field::TOKENIZER_NAME => identity.tokenizer_name = text,
+            field::TOKENIZER_REVISION => identity.tokenizer_revision = text,
             _ => match Dtype::from_json(&text) {
                 Some(dtype) => identity.dtype = dtype,
                 None => return problem("unknown dtype"),
@@ -453,6 +457,9 @@ mod tests {
             ("\"float16\"", "\"float17\""),
             ("\"float16\"", "16"),
             ("\"llama-3-8b\"", "[\"llama\"]"),
+            // An empty array where a string belongs (an empty shape is another problem).
+            ("\"llama-3-8b\"", "[]"),
+            ("\"float16\"", "[]"),
             ("\"llama-3-8b\"", "true"),
             ("\"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\"", "\"\""),
             ("\"dtype\":", "\"dtipe\":"),

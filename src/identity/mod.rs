@@ -44,6 +44,21 @@ pub const FIELD_NAMES: [&str; 10] = [
     "shape",
 ];
 
+/// Each field's index in [`FIELD_NAMES`], for the readers' arms: a name cannot be
+/// matched with another field's index by a mistyped number.
+pub(crate) mod field {
+    pub(crate) const PAYLOAD_HASH: usize = 0;
+    pub(crate) const MODEL_ID: usize = 1;
+    pub(crate) const MODEL_REVISION: usize = 2;
+    pub(crate) const TOKENIZER_NAME: usize = 3;
+    pub(crate) const TOKENIZER_REVISION: usize = 4;
+    pub(crate) const LAYER_RANGE: usize = 5;
+    pub(crate) const HEAD_RANGE: usize = 6;
+    pub(crate) const TOKEN_SPAN: usize = 7;
+    pub(crate) const DTYPE: usize = 8;
+    pub(crate) const SHAPE: usize = 9;
+}
+
 /// An inclusive `[start, end]` pair as stored in `layer_range`, `head_range`, `token_span`.
 ///
 /// ```

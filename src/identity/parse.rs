@@ -3,7 +3,7 @@
 //! One pass over the reader's events: field problems are remembered, not returned, until
 //! the whole text has been validated, because a JSON problem anywhere wins.
 
-use super::{field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES, MAX_SHAPE_DIMS};
+use super::{field, field_error, rules, Dtype, InclusiveRange, PayloadIdentity, Shape, FIELD_NAMES, MAX_SHAPE_DIMS};
 use crate::error::{Error, ErrorCode};
 #[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
 use crate::frame::trailing_spaces;
@@ -537,53 +537,53 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
         seen |= bit;
         // Each arm steps over its own key: a constant length (`Spelled::past_key`).
         match index {
-            0 => {
-                at.past_key(&KNOWN_KEYS, 0)?;
+            field::PAYLOAD_HASH => {
+                at.past_key(&KNOWN_KEYS, field::PAYLOAD_HASH)?;
                 let value_at = at.pos;
                 let hash = at.string()?;
                 rules::check_payload_hash(&hash).ok()?;
                 f.payload_hash = Some((hash, value_at));
             }
-            1 => {
-                at.past_key(&KNOWN_KEYS, 1)?;
+            field::MODEL_ID => {
+                at.past_key(&KNOWN_KEYS, field::MODEL_ID)?;
                 f.model_id = Some(at.string()?)
             }
-            2 => {
-                at.past_key(&KNOWN_KEYS, 2)?;
+            field::MODEL_REVISION => {
+                at.past_key(&KNOWN_KEYS, field::MODEL_REVISION)?;
                 f.model_revision = Some(at.string()?)
             }
-            3 => {
-                at.past_key(&KNOWN_KEYS, 3)?;
+            field::TOKENIZER_NAME => {
+                at.past_key(&KNOWN_KEYS, field::TOKENIZER_NAME)?;
                 f.tokenizer_name = Some(at.string()?)
             }
-            4 => {
-                at.past_key(&KNOWN_KEYS, 4)?;
+            field::TOKENIZER_REVISION => {
+                at.past_key(&KNOWN_KEYS, field::TOKENIZER_REVISION)?;
                 f.tokenizer_revision = Some(at.string()?)
             }
-            5 => {
-                at.past_key(&KNOWN_KEYS, 5)?;
+            field::LAYER_RANGE => {
+                at.past_key(&KNOWN_KEYS, field::LAYER_RANGE)?;
                 let range = range(at, Spacing::Any)?;
                 rules::check_range("layer_range", range).ok()?;
                 f.layer_range = Some(range);
             }
-            6 => {
-                at.past_key(&KNOWN_KEYS, 6)?;
+            field::HEAD_RANGE => {
+                at.past_key(&KNOWN_KEYS, field::HEAD_RANGE)?;
                 let range = range(at, Spacing::Any)?;
                 rules::check_head_range(range).ok()?;
                 f.head_range = Some(range);
             }
-            7 => {
-                at.past_key(&KNOWN_KEYS, 7)?;
+            field::TOKEN_SPAN => {
+                at.past_key(&KNOWN_KEYS, field::TOKEN_SPAN)?;
                 let range = range(at, Spacing::Any)?;
                 rules::check_range("token_span", range).ok()?;
                 f.token_span = Some(range);
             }
-            8 => {
-                at.past_key(&KNOWN_KEYS, 8)?;
+            field::DTYPE => {
+                at.past_key(&KNOWN_KEYS, field::DTYPE)?;
                 f.dtype = Some(Dtype::from_json(&at.string()?)?)
             }
             _ => {
-                at.past_key(&KNOWN_KEYS, 9)?;
+                at.past_key(&KNOWN_KEYS, field::SHAPE)?;
                 f.shape = Some(shape(at, Spacing::Any)?)
             }
         }

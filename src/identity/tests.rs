@@ -293,3 +293,24 @@ fn each_field_set_constant_is_its_field_and_model_is_the_model_fields() {
         ["model_id", "model_revision", "tokenizer_name", "tokenizer_revision", "dtype"]
     );
 }
+
+#[test]
+fn each_field_index_names_its_field() {
+    use super::field::*;
+    let named = [
+        (PAYLOAD_HASH, "payload_hash"),
+        (MODEL_ID, "model_id"),
+        (MODEL_REVISION, "model_revision"),
+        (TOKENIZER_NAME, "tokenizer_name"),
+        (TOKENIZER_REVISION, "tokenizer_revision"),
+        (LAYER_RANGE, "layer_range"),
+        (HEAD_RANGE, "head_range"),
+        (TOKEN_SPAN, "token_span"),
+        (DTYPE, "dtype"),
+        (SHAPE, "shape"),
+    ];
+    assert_eq!(named.len(), FIELD_NAMES.len());
+    for (index, name) in named {
+        assert_eq!(FIELD_NAMES[index], name);
+    }
+}

@@ -12,6 +12,7 @@ mod error;
 mod escape;
 mod float;
 pub(crate) mod keys;
+pub(crate) mod map_index;
 mod nested;
 mod number;
 mod pow5_table;
@@ -59,6 +60,8 @@ pub use number::JsonNumber;
 pub(crate) use reader::{literal_end, utf8_aware, valid_prefix};
 pub use reader::{validate, Event, Limits, Reader, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
 pub use string::{Chars, JsonStr};
+#[cfg(test)]
+pub(crate) use walk::tests::generated_map;
 pub(crate) use walk::{StringArray, StringMapEntries};
 pub(crate) use whitespace::whitespace_end;
 

@@ -297,7 +297,7 @@ impl<'a> Iterator for StringMapEntries<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     extern crate std;
     use super::*;
     use crate::json::{Event, Limits, Reader};
@@ -425,8 +425,9 @@ mod tests {
 
     /// A map of `entries` entries whose strings have lengths and contents drawn from
     /// `state`: plain runs of 0 to 80 bytes (so strings cross and fill the 64-byte
-    /// blocks), escapes, non-ASCII, and whitespace of any kind between tokens.
-    fn generated_map(state: &mut u64, entries: usize, arrays: bool) -> String {
+    /// blocks), escapes, non-ASCII, and whitespace of any kind between tokens. (Also
+    /// the snapshot tests' maps.)
+    pub(crate) fn generated_map(state: &mut u64, entries: usize, arrays: bool) -> String {
         let mut next = |bound: u64| {
             *state ^= *state << 13;
             *state ^= *state >> 7;

@@ -4,10 +4,13 @@
 //! [`Snapshot::parse`] validates a snapshot text (schema 5, or 2 as the original
 //! 3.0.x writes it) in one pass and hands back a view whose membership list and shard
 //! maps are iterators that walk the text again: nothing is copied or allocated, however
-//! many entries the maps hold. [`Snapshot::builder`] makes one from Rust values.
-//! [`Snapshot::write_to`] emits the original's `json.dumps(payload, sort_keys=True)`
-//! form: keys sorted at every level, separators `", "` / `": "`, ASCII escaping, floats
-//! as Python `repr`, `schema_version` 5.
+//! many entries the maps hold. [`Snapshot::parse_indexed`] also records where the
+//! maps' entries are, in `u32` words the caller provides, and their iterators then read
+//! those instead of the text: for reading whole maps of many entries.
+//! [`Snapshot::builder`] makes one from Rust values. [`Snapshot::write_to`] emits the
+//! original's `json.dumps(payload, sort_keys=True)` form: keys sorted at every level,
+//! separators `", "` / `": "`, ASCII escaping, floats as Python `repr`,
+//! `schema_version` 5.
 //!
 //! ## Errors, in this order
 //! 1. `snapshot_json`: any strict-JSON problem anywhere in the text (a repeated key in
@@ -48,6 +51,7 @@ pub use store::{SaveStep, SnapshotStore};
 
 use crate::error::{Error, ErrorCode};
 use crate::json::keys::rewalk_reader;
+use crate::json::map_index::MapIndex;
 use crate::json::{Event, JsonStr, Reader, StringArray, StringMapEntries};
 use crate::table::is_valid_json_id;
 
@@ -182,6 +186,8 @@ impl<'a> Iterator for Members<'a> {
 pub struct PrimaryMap<'a> {
     repr: Repr<'a, (&'a str, &'a str)>,
     len: usize,
+    /// Where the entries are, when the parse recorded it (`parse_indexed`).
+    index: Option<MapIndex<'a>>,
 }
 
 impl<'a> PrimaryMap<'a> {
@@ -198,6 +204,9 @@ impl<'a> PrimaryMap<'a> {
     /// The entries in stored order (text order; for a built snapshot, slice order,
     /// which is sorted).
     pub fn iter(&self) -> PrimaryEntries<'a> {
+        if let Some(index) = self.index {
+            return PrimaryEntries(MapRepr::Indexed(index, index.words));
+        }
         match self.repr {
             Repr::Text { text, at, .. } => PrimaryEntries(MapRepr::Text(StringMapEntries::new(text, at, false))),
             Repr::Values(values) => PrimaryEntries(MapRepr::Values(values.iter())),
@@ -213,6 +222,8 @@ impl<'a> PrimaryMap<'a> {
 #[derive(Clone)]
 enum MapRepr<'a, T> {
     Text(StringMapEntries<'a>),
+    /// The index and the words of the entries not yet read.
+    Indexed(MapIndex<'a>, &'a [u32]),
     Values(core::slice::Iter<'a, T>),
 }
 
@@ -223,10 +234,14 @@ pub struct PrimaryEntries<'a>(MapRepr<'a, (&'a str, &'a str)>);
 impl<'a> Iterator for PrimaryEntries<'a> {
     type Item = (JsonStr<'a>, JsonStr<'a>);
 
+    // In line: returned through memory, an entry's flags were read back wider than they
+    // were written, a stalled load each (the C ABI's batch read-out, perf).
+    #[inline]
     fn next(&mut self) -> Option<(JsonStr<'a>, JsonStr<'a>)> {
         match &mut self.0 {
             MapRepr::Values(values) => values.next().map(|&(k, v)| (JsonStr::from_plain(k), JsonStr::from_plain(v))),
             MapRepr::Text(entries) => entries.next().and_then(|entry| Some((entry.key, entry.value?))),
+            MapRepr::Indexed(index, words) => index.next_pair(words),
         }
     }
 }
@@ -236,6 +251,8 @@ impl<'a> Iterator for PrimaryEntries<'a> {
 pub struct ReplicaMap<'a> {
     repr: Repr<'a, (&'a str, &'a [&'a str])>,
     len: usize,
+    /// Where the entries are, when the parse recorded it (`parse_indexed`).
+    index: Option<MapIndex<'a>>,
 }
 
 impl<'a> ReplicaMap<'a> {
@@ -251,6 +268,9 @@ impl<'a> ReplicaMap<'a> {
 
     /// The entries in stored order.
     pub fn iter(&self) -> ReplicaEntries<'a> {
+        if let Some(index) = self.index {
+            return ReplicaEntries(MapRepr::Indexed(index, index.words), index.text);
+        }
         match self.repr {
             Repr::Text { text, at, .. } => ReplicaEntries(MapRepr::Text(StringMapEntries::new(text, at, true)), text),
             Repr::Values(values) => ReplicaEntries(MapRepr::Values(values.iter()), ""),
@@ -301,6 +321,14 @@ impl<'a> ReplicaEntries<'a> {
                 let nodes = NodesRepr::Text { text: self.1, at: entry.value_at, len: entry.array_len };
                 Some((entry.key, ReplicaNodes(nodes)))
             }
+            MapRepr::Indexed(index, words) => {
+                let (key, nodes) = index.next_list(words)?;
+                let mut each = nodes;
+                while let Some(node) = index.next_string(&mut each) {
+                    each_node(node);
+                }
+                Some((key, ReplicaNodes(NodesRepr::Indexed(*index, nodes))))
+            }
         }
     }
 }
@@ -325,6 +353,8 @@ enum NodesRepr<'a> {
         at: usize,
         len: usize,
     },
+    /// The node words of an indexed entry.
+    Indexed(MapIndex<'a>, &'a [u32]),
     Values(&'a [&'a str]),
 }
 
@@ -333,6 +363,7 @@ impl<'a> ReplicaNodes<'a> {
     pub fn iter(&self) -> ReplicaNodeIter<'a> {
         match self.0 {
             NodesRepr::Text { text, at, .. } => ReplicaNodeIter(NodeIterRepr::Text(StringArray::new(text, at))),
+            NodesRepr::Indexed(index, nodes) => ReplicaNodeIter(NodeIterRepr::Indexed(index, nodes)),
             NodesRepr::Values(values) => ReplicaNodeIter(NodeIterRepr::Values(values.iter())),
         }
     }
@@ -342,6 +373,7 @@ impl<'a> ReplicaNodes<'a> {
         match self.0 {
             NodesRepr::Values(values) => values.len(),
             NodesRepr::Text { len, .. } => len,
+            NodesRepr::Indexed(_, nodes) => nodes.len() / 2,
         }
     }
 
@@ -356,16 +388,19 @@ pub struct ReplicaNodeIter<'a>(NodeIterRepr<'a>);
 
 enum NodeIterRepr<'a> {
     Text(StringArray<'a>),
+    Indexed(MapIndex<'a>, &'a [u32]),
     Values(core::slice::Iter<'a, &'a str>),
 }
 
 impl<'a> Iterator for ReplicaNodeIter<'a> {
     type Item = JsonStr<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<JsonStr<'a>> {
         match &mut self.0 {
             NodeIterRepr::Values(values) => values.next().map(|v| JsonStr::from_plain(v)),
             NodeIterRepr::Text(nodes) => nodes.next(),
+            NodeIterRepr::Indexed(index, nodes) => index.next_string(nodes),
         }
     }
 }
@@ -570,8 +605,8 @@ impl<'a> SnapshotBuilder<'a> {
             captured_at: self.captured_at,
             cluster_epoch: self.cluster_epoch,
             membership: Membership { repr: Repr::Values(self.membership), len: self.membership.len() },
-            primary_map: PrimaryMap { repr: Repr::Values(self.primary_map), len: self.primary_map.len() },
-            replica_map: ReplicaMap { repr: Repr::Values(self.replica_map), len: self.replica_map.len() },
+            primary_map: PrimaryMap { repr: Repr::Values(self.primary_map), len: self.primary_map.len(), index: None },
+            replica_map: ReplicaMap { repr: Repr::Values(self.replica_map), len: self.replica_map.len(), index: None },
             request_count: self.request_count,
             error_count: self.error_count,
         })

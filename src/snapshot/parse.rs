@@ -8,9 +8,11 @@ use super::{
 };
 use crate::error::{Error, ErrorCode};
 use crate::json::keys::{cmp_decoded, find_duplicate_key};
+use crate::json::map_index::{IndexWriter, MapIndex};
 use crate::json::{Event, JsonError, JsonErrorKind, JsonStr, Limits, Reader};
 use crate::table::is_valid_json_id;
 use core::cmp::Ordering;
+use core::ops::Range;
 
 type SnapshotReader<'a> = Reader<'a, SNAPSHOT_KEY_CAPACITY>;
 
@@ -23,11 +25,14 @@ const SHARDS: usize = 3;
 const SERVER: usize = 4;
 
 /// A shard map found in the text.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct MapFound {
     at: usize,
     len: usize,
     sorted: bool,
+    /// Its entries' words in the index, when one is being recorded and the map was read
+    /// in one pass.
+    words: Option<Range<usize>>,
 }
 
 /// Everything one pass over the text found, before judging.
@@ -78,7 +83,31 @@ impl<'a> Snapshot<'a> {
 
     /// [`parse`](Self::parse) with explicit JSON limits.
     pub fn parse_with(text: &'a [u8], limits: Limits) -> Result<Snapshot<'a>, Error> {
-        read(text, limits, true).map(|(snapshot, _)| snapshot)
+        read(text, limits, true, None).map(|(snapshot, _)| snapshot)
+    }
+
+    /// [`parse`](Self::parse), recording in `index` where every entry of the shard
+    /// maps lies, so that iterating the maps reads those positions instead of walking
+    /// the text again (what `mbr_snapshot_cursor_read_primary` and `_read_replica` do
+    /// for C callers). The words a snapshot needs: four for each primary entry, three
+    /// for each replica entry and two for each of its node ids. When `index` is
+    /// shorter, `buffer_too_small` with the number needed, after every problem of the
+    /// text itself. A text of 2 GiB or more is parsed as by `parse`, and its maps are
+    /// walked in the text.
+    ///
+    /// ```
+    /// use membrane_frame::{snapshot::Snapshot, ErrorCode};
+    /// let text = br#"{"captured_at": 0.5, "cluster_epoch": 3, "membership": [], "schema_version": 5, "server": {"error_count": 0, "request_count": 0}, "shards": {"primary_map": {"h1": "node-1", "h2": "node-2"}, "replica_map": {"h1": ["node-2", "node-3"]}}}"#;
+    /// let err = Snapshot::parse_indexed(text, &mut []).unwrap_err();
+    /// assert_eq!((err.code(), err.needed()), (ErrorCode::BufferTooSmall, Some(2 * 4 + 3 + 2 * 2)));
+    /// let mut index = [0u32; 15];
+    /// let snapshot = Snapshot::parse_indexed(text, &mut index)?;
+    /// let (hash, node) = snapshot.primary_map().iter().nth(1).unwrap();
+    /// assert_eq!((hash.as_str(), node.as_str()), (Some("h2"), Some("node-2")));
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn parse_indexed(text: &'a [u8], index: &'a mut [u32]) -> Result<Snapshot<'a>, Error> {
+        read(text, Limits::default(), true, Some(index)).map(|(snapshot, _)| snapshot)
     }
 
     /// Parse a snapshot to restore it under live epoch `live_epoch`: the reader's
@@ -95,17 +124,24 @@ impl<'a> Snapshot<'a> {
     /// assert_eq!(Snapshot::parse_guarded(text, 1).unwrap_err().code(), ErrorCode::StaleEpoch);
     /// ```
     pub fn parse_guarded(text: &'a [u8], live_epoch: u64) -> Result<Snapshot<'a>, Error> {
-        let (snapshot, epoch) = read(text, Limits::default(), false)?;
+        let (snapshot, epoch) = read(text, Limits::default(), false, None)?;
         check_epoch(live_epoch, epoch)?;
         Ok(snapshot)
     }
 }
 
 /// Read and judge a snapshot text; with `epoch_required` false a missing
-/// `cluster_epoch` is `None` (reported by the guard) rather than an error.
-pub(crate) fn read(text: &[u8], limits: Limits, epoch_required: bool) -> Result<(Snapshot<'_>, Option<u64>), Error> {
+/// `cluster_epoch` is `None` (reported by the guard) rather than an error. With
+/// `index`, the shard maps' entries are recorded there (`Snapshot::parse_indexed`).
+pub(crate) fn read<'a>(
+    text: &'a [u8],
+    limits: Limits,
+    epoch_required: bool,
+    index: Option<&'a mut [u32]>,
+) -> Result<(Snapshot<'a>, Option<u64>), Error> {
+    let mut writer = index.and_then(|words| IndexWriter::new(text, words));
     // The reader accepted the text, so it is UTF-8: `source` is the reader's own view.
-    let (scan, source) = scan(text, limits)?;
+    let (scan, source) = scan(text, limits, writer.as_mut())?;
     for &at in &scan.unsorted_maps {
         if let Some(offset) = find_duplicate_key(source, at) {
             return Err(JsonError { kind: JsonErrorKind::DuplicateKey, offset }.to_error(ErrorCode::SnapshotJson, 0));
@@ -129,6 +165,13 @@ pub(crate) fn read(text: &[u8], limits: Limits, epoch_required: bool) -> Result<
     let (membership_at, membership_len) = scan.membership.ok_or(missing("membership", end))?;
     let (primary, replica) = scan.shards.ok_or(missing("shards", end))?;
     let (request_count, error_count) = scan.server.ok_or(missing("server", end))?;
+    // Last of all: the text is a valid snapshot, and only the words may be too few.
+    let index = match writer.map(IndexWriter::into_words) {
+        Some(Err(needed)) => return Err(Error::buffer_too_small(needed as u64)),
+        Some(Ok(words)) => words,
+        None => &[],
+    };
+    let map_index = |words: Option<Range<usize>>| words.and_then(|words| MapIndex::new(source, index, words));
     let snapshot = Snapshot {
         source: Some(text),
         schema_version,
@@ -141,10 +184,12 @@ pub(crate) fn read(text: &[u8], limits: Limits, epoch_required: bool) -> Result<
         primary_map: PrimaryMap {
             repr: Repr::Text { text: source, at: primary.at, sorted: primary.sorted },
             len: primary.len,
+            index: map_index(primary.words),
         },
         replica_map: ReplicaMap {
             repr: Repr::Text { text: source, at: replica.at, sorted: replica.sorted },
             len: replica.len,
+            index: map_index(replica.words),
         },
         request_count,
         error_count,
@@ -152,7 +197,11 @@ pub(crate) fn read(text: &[u8], limits: Limits, epoch_required: bool) -> Result<
     Ok((snapshot, scan.cluster_epoch))
 }
 
-fn scan(text: &[u8], limits: Limits) -> Result<(Scan, &str), Error> {
+fn scan<'a>(
+    text: &'a [u8],
+    limits: Limits,
+    mut index: Option<&mut IndexWriter<'_, 'a>>,
+) -> Result<(Scan, &'a str), Error> {
     let json = |err: JsonError| err.to_error(ErrorCode::SnapshotJson, 0);
     let mut reader: SnapshotReader<'_> = Reader::new(text, limits);
     if reader.next_event().map_err(json)? != Some(Event::ObjectStart) {
@@ -175,15 +224,16 @@ fn scan(text: &[u8], limits: Limits) -> Result<(Scan, &str), Error> {
             });
             continue;
         }
-        let Some(index) = FIELDS.iter().position(|name| key.eq_str(name)) else {
+        let Some(field) = FIELDS.iter().position(|name| key.eq_str(name)) else {
             reader.skip_value(&value).map_err(json)?;
             continue;
         };
-        if let Some(seen) = scan.seen.get_mut(index) {
+        if let Some(seen) = scan.seen.get_mut(field) {
             *seen = true;
         }
-        if let Err(problem) = read_field(&mut reader, index, value, at, &mut scan).map_err(json)? {
-            if let Some(slot) = scan.problems.get_mut(index) {
+        let recording = index.as_deref_mut();
+        if let Err(problem) = read_field(&mut reader, field, value, at, &mut scan, recording).map_err(json)? {
+            if let Some(slot) = scan.problems.get_mut(field) {
                 *slot = Some(problem);
             }
         }
@@ -202,6 +252,7 @@ fn read_field<'a>(
     value: Event<'a>,
     at: usize,
     scan: &mut Scan,
+    recording: Option<&mut IndexWriter<'_, 'a>>,
 ) -> Result<Result<(), Error>, JsonError> {
     let problem = |field: &'static str, reason: &'static str| Ok(Err(field_error(field, reason).at(at as u64)));
     match index {
@@ -249,7 +300,7 @@ fn read_field<'a>(
             }
             scan.membership = Some((at, len));
         }
-        SHARDS => return read_shards(reader, value, at, scan),
+        SHARDS => return read_shards(reader, value, at, scan, recording),
         SERVER => return read_server(reader, value, at, scan),
         _ => reader.skip_value(&value)?,
     }
@@ -334,6 +385,7 @@ fn read_shards<'a>(
     value: Event<'a>,
     at: usize,
     scan: &mut Scan,
+    mut recording: Option<&mut IndexWriter<'_, 'a>>,
 ) -> Result<Result<(), Error>, JsonError> {
     if value != Event::ObjectStart {
         reader.skip_value(&value)?;
@@ -357,7 +409,7 @@ fn read_shards<'a>(
             note(&mut first, field_error(name, "must be an object").at(map_at as u64));
             continue;
         }
-        let (found, problem) = read_map(reader, map_at, is_primary, name)?;
+        let (found, problem) = read_map(reader, map_at, is_primary, name, recording.as_deref_mut())?;
         if !found.sorted {
             let _ = scan.unsorted_maps.push(found.at);
         }
@@ -384,17 +436,30 @@ fn read_shards<'a>(
 
 /// Read a shard map whose `{` (at `at`) the reader has just yielded. Its keys are
 /// checked here: strictly increasing means no repeats; otherwise the caller searches.
-fn read_map(
-    reader: &mut SnapshotReader<'_>,
+/// With `recording`, a map read in one pass has its entries recorded there.
+fn read_map<'a>(
+    reader: &mut SnapshotReader<'a>,
     at: usize,
     is_primary: bool,
     name: &'static str,
+    recording: Option<&mut IndexWriter<'_, 'a>>,
 ) -> Result<(MapFound, Option<Error>), JsonError> {
     reader.defer_duplicate_check();
     // A well-formed map in one pass; anything else event by event (which words it).
-    if let Some((len, sorted)) = reader.string_map(!is_primary) {
-        return Ok((MapFound { at, len, sorted }, None));
+    let (one_pass, words) = match recording {
+        Some(writer) => {
+            let start = writer.len();
+            let one_pass = reader.string_map(!is_primary, Some(&mut *writer));
+            (one_pass, Some(start..writer.len()))
+        }
+        None => (reader.string_map(!is_primary, None), None),
+    };
+    if let Some((len, sorted)) = one_pass {
+        return Ok((MapFound { at, len, sorted, words }, None));
     }
+    // Read event by event, the map is not indexed. The one-pass walk gives up only on
+    // a map with a problem, which fails the parse, so what it recorded is not taken
+    // back from the count of words needed.
     let (mut len, mut sorted, mut problem) = (0usize, true, None);
     let mut previous: Option<JsonStr<'_>> = None;
     while let Some(Event::Key(key)) = reader.next_event()? {
@@ -430,7 +495,7 @@ fn read_map(
             note(&mut problem, field_error(name, "replica_map values must be arrays of strings").at(value_at));
         }
     }
-    Ok((MapFound { at, len, sorted }, problem))
+    Ok((MapFound { at, len, sorted, words: None }, problem))
 }
 
 fn read_server<'a>(

@@ -125,3 +125,103 @@ fn the_builder_refuses_each_rule_with_its_field() {
     let edge_members = [Member::new(&edge, "h", 1)];
     assert!(Snapshot::builder(1, 0.0).membership(&edge_members).primary_map(&[("a", "n"), ("b", "n")]).build().is_ok());
 }
+
+/// A snapshot text whose shard maps hold `entries` entries each (`json`'s generated
+/// maps: strings plain, escaped or non-ASCII, spaced in every way JSON allows), the maps
+/// in either order, with an unknown member beside them.
+fn generated_snapshot(state: &mut u64, entries: usize) -> String {
+    let primary = crate::json::generated_map(state, entries, false);
+    let replica = crate::json::generated_map(state, entries, true);
+    let shards = if state.is_multiple_of(2) {
+        format!(r#"{{"primary_map": {primary}, "other": {{"a": ["b"]}}, "replica_map": {replica}}}"#)
+    } else {
+        format!(r#"{{"replica_map": {replica},"primary_map":{primary}}}"#)
+    };
+    format!(
+        r#"{{"captured_at": 1.5, "cluster_epoch": 2, "membership": [], "schema_version": 5, "server": {{"error_count": 0, "request_count": 1}}, "shards": {shards}}}"#
+    )
+}
+
+/// Everything the maps' iterators hand out: primary entries, replica entries, and the
+/// replica entries as `next_with_nodes` reads them.
+type MapContents = (Vec<(String, String)>, Vec<(String, Vec<String>)>, Vec<String>);
+
+fn map_contents(snapshot: &Snapshot<'_>) -> MapContents {
+    let primary = snapshot.primary_map().iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let replica = snapshot.replica_map().iter().map(|(k, nodes)| (k.to_string(), strings(nodes.iter()))).collect();
+    // The one-pass read: each node handed out as it is read, the count, the list again.
+    let mut walked = Vec::new();
+    let mut entries = snapshot.replica_map().iter();
+    loop {
+        let mut nodes = Vec::new();
+        let Some((key, list)) = entries.next_with_nodes(|node| nodes.push(node.to_string())) else {
+            break;
+        };
+        assert_eq!((list.len(), list.is_empty()), (nodes.len(), nodes.is_empty()));
+        walked.push(format!("{key}: {}", nodes.join(", ")));
+    }
+    (primary, replica, walked)
+}
+
+#[test]
+fn an_indexed_snapshot_reads_what_the_text_holds() {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for entries in [0, 1, 2, 7, if cfg!(miri) { 9 } else { 300 }] {
+        for _ in 0..if cfg!(miri) { 2 } else { 20 } {
+            let text = generated_snapshot(&mut state, entries);
+            let parsed = Snapshot::parse(text.as_bytes());
+            assert!(parsed.is_ok(), "{parsed:?}: {text}");
+            let parsed = parsed.unwrap();
+            assert!(parsed.primary_map().index.is_none() && parsed.replica_map().index.is_none());
+            let needed = match Snapshot::parse_indexed(text.as_bytes(), &mut []) {
+                Ok(_) => 0,
+                Err(err) => {
+                    assert_eq!(err.code(), ErrorCode::BufferTooSmall, "{err}");
+                    err.needed().unwrap() as usize
+                }
+            };
+            // Four words a primary entry, three a replica entry and two a node.
+            let nodes: usize = parsed.replica_map().iter().map(|(_, nodes)| nodes.len()).sum();
+            assert_eq!(needed, 4 * entries + 3 * entries + 2 * nodes);
+            let mut index = std::vec![0u32; needed + 3];
+            let indexed = Snapshot::parse_indexed(text.as_bytes(), &mut index).unwrap();
+            assert!(indexed.primary_map().index.is_some() && indexed.replica_map().index.is_some());
+            assert_eq!((indexed.primary_map().len(), indexed.replica_map().len()), (entries, entries));
+            assert_eq!(map_contents(&indexed), map_contents(&parsed), "{text}");
+            // Escapes are known without reading the text again.
+            let escapes = |snapshot: &Snapshot<'_>| -> Vec<bool> {
+                snapshot.primary_map().iter().flat_map(|(k, v)| [k.has_escapes(), v.has_escapes()]).collect()
+            };
+            assert_eq!(escapes(&indexed), escapes(&parsed));
+            let mut written = [Vec::new(), Vec::new()];
+            for (out, snapshot) in written.iter_mut().zip([&parsed, &indexed]) {
+                *out = std::vec![0u8; snapshot.encoded_len()];
+                snapshot.write_into(out).unwrap();
+            }
+            assert_eq!(written[0], written[1]);
+            // The words past those needed are not touched.
+            assert_eq!(&index[needed..], &[0, 0, 0]);
+        }
+    }
+}
+
+#[test]
+fn an_index_too_short_is_buffer_too_small_after_every_problem_of_the_text() {
+    let text = br#"{"captured_at": 1.5, "cluster_epoch": 2, "membership": [], "schema_version": 5, "server": {"error_count": 0, "request_count": 1}, "shards": {"primary_map": {"h1": "n1", "h2": "n2"}, "replica_map": {"h1": ["n2"]}}}"#;
+    for len in 0..13 {
+        let mut index = std::vec![0u32; len];
+        let err = Snapshot::parse_indexed(text, &mut index).unwrap_err();
+        assert_eq!((err.code(), err.needed()), (ErrorCode::BufferTooSmall, Some(13)), "{len} words");
+    }
+    assert!(Snapshot::parse_indexed(text, &mut [0u32; 13]).is_ok());
+    // A problem of the text wins, whatever the index.
+    let bad_epoch = String::from_utf8_lossy(text).replace("\"cluster_epoch\": 2", "\"cluster_epoch\": -2");
+    let bad_value = String::from_utf8_lossy(text).replace("\"n2\"}", "2}");
+    let bad_json = String::from_utf8_lossy(text).replace("\"h2\"", "\"h1\"");
+    for text in [bad_epoch, bad_value, bad_json] {
+        let expected = Snapshot::parse(text.as_bytes()).unwrap_err();
+        for len in [0, 13, 64] {
+            assert_eq!(Snapshot::parse_indexed(text.as_bytes(), &mut std::vec![0u32; len]).unwrap_err(), expected);
+        }
+    }
+}
