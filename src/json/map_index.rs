@@ -50,10 +50,10 @@ impl<'w, 'a> IndexWriter<'w, 'a> {
 
     /// The words written, when everything recorded fits them; else the number needed.
     pub(crate) fn into_words(self) -> Result<&'w [u32], usize> {
-        let IndexWriter { words, len, .. } = self;
-        match words.get(..len) {
-            Some(_) => Ok(words),
-            None => Err(len),
+        if self.len <= self.words.len() {
+            Ok(self.words)
+        } else {
+            Err(self.len)
         }
     }
 

@@ -323,6 +323,8 @@ impl<'a> ReplicaEntries<'a> {
             }
             MapRepr::Indexed(index, words) => {
                 let (key, nodes) = index.next_list(words)?;
+                // Read here, not through `ReplicaNodes::iter`, whose match over every
+                // kind of list cost the microcontroller build 244 bytes.
                 let mut each = nodes;
                 while let Some(node) = index.next_string(&mut each) {
                     each_node(node);

@@ -446,6 +446,8 @@ fn read_map<'a>(
 ) -> Result<(MapFound, Option<Error>), JsonError> {
     reader.defer_duplicate_check();
     // A well-formed map in one pass; anything else event by event (which words it).
+    // (One call with `recording.as_deref_mut()` instead of these two cost the
+    // microcontroller build 324 bytes more.)
     let (one_pass, words) = match recording {
         Some(writer) => {
             let start = writer.len();
