@@ -20,10 +20,16 @@ mkdir -p "$work"
 
 if [ ! -f "$work/simdjson/simdjson.h" ]; then
     if [ ! -f "$work/$sdist" ]; then
-        # --no-build-isolation: without it pip builds metadata in an isolated env and, on
-        # some pip versions, saves nothing.
-        python3 -m pip download --quiet --disable-pip-version-check --no-binary :all: --no-deps \
-            --no-build-isolation pysimdjson==7.0.2 -d "$work" >&2
+        # pip prepares the sdist's metadata before it saves the file. In an isolated env
+        # that needs setuptools >= 74 (pysimdjson's pyproject.toml has ext-modules), which
+        # pip fetches; some pip versions then save nothing, and the second try builds the
+        # metadata with the setuptools installed here instead.
+        download() {
+            python3 -m pip download --quiet --disable-pip-version-check --no-binary :all: \
+                --no-deps "$@" pysimdjson==7.0.2 -d "$work" >&2 || true
+        }
+        download
+        [ -f "$work/$sdist" ] || download --no-build-isolation
     fi
     echo "$sdist_sha256  $work/$sdist" | sha256sum -c --quiet - || { echo "bench-simdjson: $sdist checksum differs"; exit 1; }
     rm -rf "$work/simdjson"
