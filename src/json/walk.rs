@@ -106,6 +106,7 @@ impl<'a> Cursor<'a> {
     /// separators as the nodes write maps (`", "` and `": "`), tested at once where
     /// [`eat`](Self::eat) and [`peek`](Self::peek) test byte by byte; what follows is
     /// read as after them. Whether it did.
+    ///
     /// Only on 64-bit CPUs: on microcontrollers, where flash counts, the shortcut's
     /// copies cost the image with every function 350 bytes (thumbv7em,
     /// `make -C c-examples baremetal-check`).
