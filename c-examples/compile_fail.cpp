@@ -29,6 +29,7 @@ int control(const mf::Identity &id, const std::vector<std::uint8_t> &kv) {
     auto sink = [](const std::uint8_t *, std::size_t) { return 0; };
     mf::ChunkedWriter writer;
     std::string tenant = "acme";
+    std::vector<char> room(64);
 
 #if defined(MBR_CASE_HEX_OF_A_TEMPORARY_DIGEST) // expect: deleted
     values.payload_hash = mf::sha256(mf::Bytes(kv)).hex();
@@ -47,6 +48,12 @@ int control(const mf::Identity &id, const std::vector<std::uint8_t> &kv) {
 #elif defined(MBR_CASE_PAYLOAD_HASH_FROM_A_TEMPORARY_STRING) // expect: deleted
     auto rehashed = id.with_payload_hash(std::string(64, 'a'));
     failures += !rehashed;
+#elif defined(MBR_CASE_DECODED_VIEW_OF_A_TEMPORARY_STRING) // expect: deleted
+    auto decoded = mf::Envelope::parse_view(load_text(), room);
+    failures += !decoded;
+#elif defined(MBR_CASE_DECODED_VIEW_INTO_A_TEMPORARY_BUFFER) // expect: convert
+    auto decoded = mf::Identity::parse_view(text, std::vector<char>(64));
+    failures += !decoded;
 #elif defined(MBR_CASE_VIEW_OF_A_TEMPORARY_OWNED_IDENTITY) // expect: deleted
     const mf::Identity &view = make_owned().identity();
     failures += !view.dtype();
@@ -85,6 +92,8 @@ int control(const mf::Identity &id, const std::vector<std::uint8_t> &kv) {
     auto frame = mf::FrameView::parse(buf);
     auto identity = mf::Identity::parse(text);
     auto envelope = mf::Envelope::parse(text);
+    auto decoded = mf::Envelope::parse_view(text, room);
+    auto decoded_identity = mf::Identity::parse_view(text, room);
     std::string hash(64, 'a');
     auto rehashed = id.with_payload_hash(hash);
     mf::OwnedIdentity owned = make_owned();
@@ -100,7 +109,7 @@ int control(const mf::Identity &id, const std::vector<std::uint8_t> &kv) {
     failures += mf::check(buf).code() == mf::Code::trailer_mismatch;
     failures += mf::check(buf).status() == MBR_TRAILER_MISMATCH;
     failures += mbr_frame_check(buf.data(), buf.size(), MBR_LEVEL_FULL) != MBR_OK;
-    failures += !frame + !identity + !envelope + !rehashed + !view.dtype();
+    failures += !frame + !identity + !envelope + !decoded + !decoded_identity + !rehashed + !view.dtype();
     failures += static_cast<int>(migration.c_options().max_depth + options.c_options().level);
 #endif
     return failures + static_cast<int>(values.shape.size());

@@ -160,6 +160,16 @@ int main() {
     expect(all.ok() && all->model_id.has_escapes && !mf::plain(all->model_id) && model.ok() &&
                *model == "caf\xc3\xa9" && hash && *hash == mf::sha256(payload).hex_string(),
            "parse_view() gives every field: plain strings in place, decode() for escapes");
+    std::vector<char> values(canonical.size());
+    auto decoded_view = mf::Identity::parse_view(canonical, values);
+    auto decoded_model = decoded_view ? mf::plain(decoded_view->model_id) : std::nullopt;
+    expect(decoded_view.ok() && decoded_model && *decoded_model == "caf\xc3\xa9" &&
+               decoded_model->data() == values.data() && decoded_view->payload_hash.ptr == all->payload_hash.ptr,
+           "parse_view(json, buf) decodes the escaped strings into buf, the others stay in place");
+    char two[2];
+    auto no_room = mf::Identity::parse_view(canonical, mf::MutableBytes(two, sizeof two));
+    expect(no_room.ok() && no_room->model_id.has_escapes && no_room->model_id.ptr == all->model_id.ptr,
+           "a value that does not fit the room keeps its view of the text");
     auto same_view = reparsed ? reparsed->fields_view() : mf::Result<mbr_identity_view>(reparsed.error());
     expect(same_view.ok() && same_view->model_id.ptr == all->model_id.ptr && same_view->shape_len == all->shape_len,
            "fields_view() of the parsed identity points at the same bytes");
@@ -182,6 +192,11 @@ int main() {
                env_view->payload_size == 3 && env_view->version_id == 9 &&
                env_view->consistency == MBR_CONSISTENCY_QUORUM && env_view->identity.shape_len == 1,
            "Envelope::parse_view() reads every field");
+    std::vector<char> env_values(envelope_text.size());
+    auto env_decoded = mf::Envelope::parse_view(envelope_text, env_values);
+    auto plain_tenant = env_decoded ? mf::plain(env_decoded->tenant_id) : std::nullopt;
+    expect(env_decoded.ok() && plain_tenant && *plain_tenant == "t\xc3\xa9" && env_decoded->identity.shape_len == 1,
+           "Envelope::parse_view(json, buf) gives the decoded tenant_id in place");
     auto envelope = mf::Envelope::parse(envelope_text);
     auto again = envelope ? envelope->view() : mf::Result<mbr_envelope_view>(envelope.error());
     expect(again.ok() && again->tenant_id.ptr == env_view->tenant_id.ptr && again->hlc == 7,

@@ -155,6 +155,54 @@ static int text_equals(mbr_text text, const char *want, size_t want_len) {
            memcmp(buf, want, len) == 0;
 }
 
+/* mbr_envelope_parse_view_decoded into a room of every size from none to the text's
+ * length: in field order, each string with escapes whose value fits the room left is
+ * that value, next in the room; every other string is the plain view's, and so is every
+ * other field. */
+static void check_decoded_view(const char *name, const uint8_t *text, size_t len, const mbr_envelope_view *plain) {
+    char *room = malloc(len + 1);
+    if (room == NULL) {
+        fail(name, "out of memory");
+        return;
+    }
+    const mbr_text theirs[] = {plain->tenant_id,           plain->payload_ref,         plain->identity.payload_hash,
+                               plain->identity.model_id,   plain->identity.model_revision,
+                               plain->identity.tokenizer_name, plain->identity.tokenizer_revision};
+    for (size_t capacity = 0; capacity <= len; capacity++) {
+        mbr_envelope_view got;
+        if (mbr_envelope_parse_view_decoded(text, len, capacity ? room : NULL, capacity, &got, NULL) != MBR_OK) {
+            fail(name, "mbr_envelope_parse_view_decoded, room %zu", capacity);
+            break;
+        }
+        const mbr_text mine[] = {got.tenant_id,         got.payload_ref,           got.identity.payload_hash,
+                                 got.identity.model_id, got.identity.model_revision, got.identity.tokenizer_name,
+                                 got.identity.tokenizer_revision};
+        size_t used = 0;
+        for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+            char value[1024];
+            size_t value_len = 0;
+            if (mbr_text_decode(theirs[i], value, sizeof value, &value_len, NULL) != MBR_OK) {
+                fail(name, "mbr_text_decode of string %zu", i);
+            } else if (theirs[i].has_escapes && value_len <= capacity - used) {
+                if (mine[i].has_escapes || mine[i].ptr != room + used || mine[i].len != value_len ||
+                    memcmp(mine[i].ptr, value, value_len) != 0)
+                    fail(name, "decoded view: string %zu is not its value next in a room of %zu", i, capacity);
+                used += value_len;
+            } else if (mine[i].ptr != theirs[i].ptr || mine[i].len != theirs[i].len ||
+                       mine[i].has_escapes != theirs[i].has_escapes) {
+                fail(name, "decoded view: string %zu is not the plain view's, room %zu", i, capacity);
+            }
+        }
+        if (got.payload_size != plain->payload_size || got.version_id != plain->version_id || got.hlc != plain->hlc ||
+            got.has_payload_ref != plain->has_payload_ref || !same_double(got.ttl, plain->ttl) ||
+            memcmp(&got.identity.layer_range, &plain->identity.layer_range, sizeof got.identity.layer_range) != 0 ||
+            got.identity.shape_len != plain->identity.shape_len ||
+            memcmp(got.identity.shape, plain->identity.shape, sizeof got.identity.shape) != 0)
+            fail(name, "decoded view: a field other than a string differs, room %zu", capacity);
+    }
+    free(room);
+}
+
 /* The view of every field (mbr_envelope_parse_view, mbr_envelope_get_view) says what the
  * per-field calls say. */
 static void check_view(const char *name, const uint8_t *text, size_t len, const mbr_envelope *env) {
@@ -206,6 +254,7 @@ static void check_view(const char *name, const uint8_t *text, size_t len, const 
     if (mbr_identity_get_view(&f.identity, &parsed) != MBR_OK || parsed.model_id.ptr != id->model_id.ptr ||
         parsed.shape_len != id->shape_len)
         fail(name, "view: mbr_identity_get_view");
+    check_decoded_view(name, text, len, &view);
 }
 
 /* Canonicalise an accepted envelope every way there is, and compare. */
@@ -293,6 +342,11 @@ static int envelope_case(const char *line, int *reemitted) {
         if (mbr_envelope_parse_view(text, len, &view, &view_err) != parsed || view_err.offset != err.offset ||
             !poisoned(&view, sizeof view))
             fail(name, "mbr_envelope_parse_view on a rejected envelope");
+        char room[64];
+        memset(room, 0xA5, sizeof room);
+        if (mbr_envelope_parse_view_decoded(text, len, room, sizeof room, &view, &view_err) != parsed ||
+            view_err.offset != err.offset || !poisoned(&view, sizeof view) || !poisoned(room, sizeof room))
+            fail(name, "mbr_envelope_parse_view_decoded on a rejected envelope");
         goto done;
     }
     const char *fields = member(line, "fields");

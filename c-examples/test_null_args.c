@@ -1230,6 +1230,34 @@ int main(void) {
     EXPECT_TRUE(env_view.ttl == 60.0 && env_view.version_id == 1 && env_view.identity.shape_len == 1);
     EXPECT(mbr_envelope_get_view(&envelope, &env_view), MBR_OK);
     EXPECT_TRUE(env_view.identity.model_id.len == 1 && env_view.identity.model_id.ptr[0] == 'm');
+    /* The decoded views: a room without its pointer, no room at all, and a room. */
+    char room[8];
+    POISON(env_view);
+    EXPECT(mbr_envelope_parse_view_decoded(NULL, 1, room, sizeof room, &env_view, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_parse_view_decoded(env_text, env_len, NULL, 1, &env_view, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_envelope_parse_view_decoded(env_text, env_len, room, sizeof room, NULL, NULL), MBR_NULL_POINTER);
+    UNTOUCHED(env_view);
+    EXPECT(mbr_envelope_parse_view_decoded(env_text, env_len, NULL, 0, &env_view, NULL), MBR_OK);
+    EXPECT(mbr_envelope_parse_view_decoded(env_text, env_len, room, sizeof room, &env_view, NULL), MBR_OK);
+    EXPECT_TRUE(env_view.tenant_id.len == 4 && memcmp(env_view.tenant_id.ptr, "acme", 4) == 0);
+    static const char escaped_identity[] =
+        "{\"payload_hash\": \"x\", \"model_id\": \"caf\\u00e9\", \"model_revision\": \"\", \"tokenizer_name\": \"t\", "
+        "\"tokenizer_revision\": \"\", \"layer_range\": [0, 1], \"head_range\": [-1, -1], \"token_span\": [0, 7], "
+        "\"dtype\": \"int8\", \"shape\": [1]}";
+    const uint8_t *id_text = (const uint8_t *)escaped_identity;
+    POISON(id_view);
+    EXPECT(mbr_identity_parse_view_decoded(NULL, 1, room, sizeof room, &id_view, NULL), MBR_NULL_POINTER);
+    EXPECT(mbr_identity_parse_view_decoded(id_text, sizeof escaped_identity - 1, NULL, 1, &id_view, NULL),
+           MBR_NULL_POINTER);
+    EXPECT(mbr_identity_parse_view_decoded(id_text, sizeof escaped_identity - 1, room, sizeof room, NULL, NULL),
+           MBR_NULL_POINTER);
+    UNTOUCHED(id_view);
+    EXPECT(mbr_identity_parse_view_decoded(id_text, sizeof escaped_identity - 1, NULL, 0, &id_view, NULL), MBR_OK);
+    EXPECT_TRUE(id_view.model_id.has_escapes && id_view.model_id.len == 9);
+    EXPECT(mbr_identity_parse_view_decoded(id_text, sizeof escaped_identity - 1, room, sizeof room, &id_view, NULL),
+           MBR_OK);
+    EXPECT_TRUE(!id_view.model_id.has_escapes && id_view.model_id.ptr == room && id_view.model_id.len == 5 &&
+                memcmp(room, "caf\xc3\xa9", 5) == 0);
     POISON(id_view);
     EXPECT(mbr_identity_get_view(NULL, &id_view), MBR_NULL_POINTER);
     EXPECT(mbr_identity_get_view(&fields.identity, NULL), MBR_NULL_POINTER);

@@ -202,7 +202,16 @@ static void check_accepted(const vector_case *c, const mbr_frame *f) {
         mbr_identity_fingerprint(&again, &fp) != MBR_OK || strcmp(fp.hex, c->fingerprint) != 0)
         fail(c, "canonical write and re-parse", "mismatch", "same fingerprint");
     free(canon);
-    /* Every string field reads back at exactly its length. */
+    /* Every string field reads back at exactly its length, and the decoded view of the
+     * identity's text (a room of its length) holds the same value. */
+    char *room = malloc(f->identity_json_len + 1);
+    mbr_identity_view view;
+    memset(&view, 0, sizeof view);
+    const bool have_view = room != NULL && mbr_identity_parse_view_decoded(f->identity_json, f->identity_json_len, room,
+                                                                           f->identity_json_len, &view, NULL) == MBR_OK;
+    if (!have_view) fail(c, "mbr_identity_parse_view_decoded", "error", "the view");
+    const mbr_text views[] = {view.payload_hash, view.model_id, view.model_revision, view.tokenizer_name,
+                              view.tokenizer_revision};
     for (uint32_t field = MBR_FIELD_PAYLOAD_HASH; field <= MBR_FIELD_TOKENIZER_REVISION; field++) {
         size_t len = 0, got_len = 0;
         char *text = NULL;
@@ -211,8 +220,14 @@ static void check_accepted(const vector_case *c, const mbr_frame *f) {
             text[len] != '\0' ||
             (len > 0 && mbr_identity_string(&f->identity, field, text, len, &got_len) != MBR_BUFFER_TOO_SMALL))
             fail(c, "string field", "error", "its value");
+        else if (have_view) {
+            const mbr_text *decoded = &views[field - MBR_FIELD_PAYLOAD_HASH];
+            if (decoded->has_escapes || decoded->len != len || (len > 0 && memcmp(decoded->ptr, text, len) != 0))
+                fail(c, "decoded view", "another value", mbr_field_name(field));
+        }
         free(text);
     }
+    free(room);
 }
 
 /* ---- aligned.jsonl (SPEC §1.5): padding and payload offset as the readers report

@@ -1037,6 +1037,19 @@ class Identity {
     /// The views would point into a string returned by value after it is gone.
     template <class R, detail::if_owning_rvalue<R> = 0>
     static Result<mbr_identity_view> parse_view(R &&json) = delete;
+    /// parse_view(), with the strings that hold escapes decoded into `buf` so that every
+    /// view is a value (plain() gives it): in field order, each whose value fits the room
+    /// left; one that does not keeps its view of the text (decode() it). A `buf` of
+    /// json.size() bytes holds every value; its bytes after them are unspecified.
+    static Result<mbr_identity_view> parse_view(Bytes json MBR_LIFETIMEBOUND, MutableBytes buf MBR_LIFETIMEBOUND) noexcept {
+        mbr_identity_view v;
+        detail::c_error e;
+        std::uint32_t s = mbr_identity_parse_view_decoded(json.data(), json.size(), reinterpret_cast<char *>(buf.data()),
+                                                          buf.size(), &v, &e.raw);
+        return detail::make(s, e, std::move(v));
+    }
+    template <class R, detail::if_owning_rvalue<R> = 0>
+    static Result<mbr_identity_view> parse_view(R &&json, MutableBytes buf) = delete;
     /// The fields among `fields` whose values differ from `expected`'s (strings compared
     /// decoded, so any JSON spelling of the same text matches); empty when they agree.
     /// One call, no copy: `frame_id.differences(loaded, FieldSet::model()).empty()` says
@@ -1660,6 +1673,17 @@ class Envelope {
     /// The views would point into a string returned by value after it is gone.
     template <class R, detail::if_owning_rvalue<R> = 0>
     static Result<mbr_envelope_view> parse_view(R &&json) = delete;
+    /// parse_view(), with the strings that hold escapes decoded into `buf`, as
+    /// Identity::parse_view(json, buf) does: tenant_id, payload_ref, then the identity's.
+    static Result<mbr_envelope_view> parse_view(Bytes json MBR_LIFETIMEBOUND, MutableBytes buf MBR_LIFETIMEBOUND) noexcept {
+        mbr_envelope_view v;
+        detail::c_error e;
+        std::uint32_t s = mbr_envelope_parse_view_decoded(json.data(), json.size(), reinterpret_cast<char *>(buf.data()),
+                                                          buf.size(), &v, &e.raw);
+        return detail::make(s, e, std::move(v));
+    }
+    template <class R, detail::if_owning_rvalue<R> = 0>
+    static Result<mbr_envelope_view> parse_view(R &&json, MutableBytes buf) = delete;
 
     /// Every field but the strings, and the identity.
     Result<mbr_envelope_fields> fields() const noexcept {

@@ -2585,6 +2585,33 @@ uint32_t mbr_identity_parse_view(const uint8_t *json,
                                  struct mbr_error *error);
 
 /**
+ * `mbr_identity_parse_view`, with the strings that hold escapes decoded into `buf`
+ * (`capacity` bytes), so that every view is a value: in the order of the view's
+ * fields, each such string whose value fits the room left is decoded there (no NUL)
+ * and its view points to it, `has_escapes` false; one that does not fit keeps its view
+ * of the text (`mbr_text_decode` gives its value). A `buf` of `len` bytes holds every
+ * value. `(NULL, 0)` decodes none, as `mbr_identity_parse_view`. `buf` is written only
+ * when the parse succeeds, and then its bytes after the values are unspecified (values
+ * are copied sixteen bytes at a time).
+ *
+ * Returns `MBR_OK`, a code of `mbr_identity_parse` (with the byte offset and the field
+ * in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
+ * the view is used; `buf` is NULL or points to `capacity` writable bytes, apart from
+ * `json`, that stay alive and unchanged likewise; `out` and `error` are each NULL or
+ * writable.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_identity_parse_view_decoded(const uint8_t *json,
+                                         size_t len,
+                                         char *buf,
+                                         size_t capacity,
+                                         struct mbr_identity_view *out,
+                                         struct mbr_error *error);
+
+/**
  * The value of a string view: its bytes with the escapes decoded, and a NUL, into
  * `buf` (`capacity` bytes; `(NULL, 0)` asks for the length, `MBR_BUFFER_TOO_SMALL`
  * with `error->needed`); `*out_len` gets the length without the NUL. A value may hold
@@ -2640,6 +2667,26 @@ uint32_t mbr_envelope_parse_view(const uint8_t *json,
                                  size_t len,
                                  struct mbr_envelope_view *out,
                                  struct mbr_error *error);
+
+/**
+ * `mbr_envelope_parse_view`, with the strings that hold escapes decoded into `buf`
+ * (`capacity` bytes) as `mbr_identity_parse_view_decoded` does: `tenant_id`,
+ * `payload_ref`, then the identity's, each whose value fits the room left. A `buf`
+ * of `len` bytes holds every value; `(NULL, 0)` decodes none.
+ *
+ * Returns `MBR_OK`, a code of `mbr_envelope_check` (with the byte offset into the
+ * text and the field in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+ *
+ * # Safety
+ * As `mbr_identity_parse_view_decoded`.
+ */
+MBR_NODISCARD MBR_API
+uint32_t mbr_envelope_parse_view_decoded(const uint8_t *json,
+                                         size_t len,
+                                         char *buf,
+                                         size_t capacity,
+                                         struct mbr_envelope_view *out,
+                                         struct mbr_error *error);
 
 /**
  * The defaults: no padding (`align` 1, `base` 0), the default identity limit.

@@ -10,14 +10,18 @@ use serde_json::{Map, Number, Value};
 /// Our reader's view of a text, as a serde_json value.
 /// A string's value as `decode_into` gives it (runs between escapes copied whole),
 /// checked against the character decoder, its raw text re-read by `from_raw`, and
-/// decoded again by the one-pass `decode_raw_into` (into room for the raw text).
-fn decoded(s: &JsonStr<'_>) -> String {
+/// decoded again by the one-pass `decode_raw_into` (into room for the raw text) and by
+/// `decode_within` the document it was read from (with room past the value).
+fn decoded(s: &JsonStr<'_>, document: &[u8]) -> String {
     let mut buf = vec![0u8; s.decoded_len()];
     assert_eq!(s.decode_into(&mut buf), Ok(buf.len()));
     let text = String::from_utf8(buf).expect("decoded text is UTF-8");
     assert_eq!(text, s.chars().collect::<String>());
     let again = JsonStr::from_raw(s.raw()).expect("a string the reader accepted re-reads");
     assert_eq!(again.has_escapes(), s.has_escapes());
+    let mut within = vec![0u8; text.len() + 16];
+    assert_eq!(s.decode_within(document, &mut within), Ok(text.len()));
+    assert_eq!(&within[..text.len()], text.as_bytes());
     if s.has_escapes() {
         let mut room = vec![0u8; s.raw().len()];
         assert_eq!(JsonStr::decode_raw_into(s.raw(), &mut room), Ok(Ok(text.len())));
@@ -42,11 +46,11 @@ fn ours(text: &[u8]) -> Result<Value, JsonErrorKind> {
                 continue;
             }
             Event::Key(key) => {
-                stack.last_mut().unwrap().1 = Some(decoded(&key));
+                stack.last_mut().unwrap().1 = Some(decoded(&key, text));
                 continue;
             }
             Event::ObjectEnd | Event::ArrayEnd => stack.pop().unwrap().0,
-            Event::Str(s) => Value::String(decoded(&s)),
+            Event::Str(s) => Value::String(decoded(&s, text)),
             Event::Number(n) => match (n.as_i64(), n.as_u64()) {
                 (Some(i), _) => Value::from(i),
                 (None, Some(u)) => Value::from(u),

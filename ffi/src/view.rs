@@ -11,7 +11,7 @@ use crate::boundary::boundary;
 use crate::identity::{dtype_number, mbr_identity, mbr_range, MBR_MAX_SHAPE_DIMS};
 use crate::object::read_into;
 use crate::out::Out;
-use crate::slice::{copy_decoded, input, write_out};
+use crate::slice::{copy_decoded, input, output, write_out};
 use crate::status::mbr_error;
 use core::ffi::c_char;
 use membrane::identity::{InclusiveRange, PayloadIdentity};
@@ -38,6 +38,43 @@ impl mbr_text {
     pub(crate) fn of(value: JsonStr<'_>) -> mbr_text {
         let raw = value.raw();
         mbr_text { ptr: raw.as_ptr().cast(), len: raw.len(), has_escapes: value.has_escapes() }
+    }
+}
+
+/// A caller's buffer for the values of the strings with escapes (the `_parse_view_decoded`
+/// calls): each such string whose value fits the room left is decoded there, in the
+/// order of the view's fields, and its view points to the value; one that does not fit
+/// keeps its view of the text. Values are no longer than their text, so a buffer of the
+/// text's length holds them all. Decoding reads on into the text past a string and
+/// stores whole chunks past its value (`JsonStr::decode_within`); the next value is
+/// written over them.
+struct DecodeRoom<'t, 'b> {
+    /// The parsed text, which decoding reads on into past a string (`decode_within`).
+    text: &'t [u8],
+    room: &'b mut [u8],
+}
+
+impl DecodeRoom<'_, '_> {
+    /// No room: every view is of the text (the plain `_parse_view` and `_get_view` calls).
+    fn none() -> DecodeRoom<'static, 'static> {
+        DecodeRoom { text: &[], room: &mut [] }
+    }
+
+    // In line on 64-bit CPUs, as the view builders are: with no room it is `mbr_text::of`.
+    #[cfg_attr(target_pointer_width = "64", inline(always))]
+    fn view(&mut self, value: JsonStr<'_>) -> mbr_text {
+        if value.has_escapes() && !self.room.is_empty() {
+            let room = core::mem::take(&mut self.room);
+            let Ok(len) = value.decode_within(self.text, room) else {
+                self.room = room;
+                return mbr_text::of(value);
+            };
+            // `len` is at most the room's length: the split always succeeds.
+            let (decoded, rest) = room.split_at_mut_checked(len).unwrap_or_default();
+            self.room = rest;
+            return mbr_text { ptr: decoded.as_ptr().cast(), len: decoded.len(), has_escapes: false };
+        }
+        mbr_text::of(value)
     }
 }
 
@@ -76,19 +113,20 @@ fn range(value: InclusiveRange) -> mbr_range {
 // In line on 64-bit CPUs, so that the view is built where the caller writes it, not on
 // the stack and then copied there (a `memcpy` of some 300 bytes a call). On 32-bit
 // ones (microcontrollers), where flash counts, one copy of it serves every caller.
+// `room` makes each string's view (`DecodeRoom::none()`: of the text).
 #[cfg_attr(target_pointer_width = "64", inline(always))]
-fn identity_view(identity: &PayloadIdentity<'_>) -> mbr_identity_view {
+fn identity_view(identity: &PayloadIdentity<'_>, room: &mut DecodeRoom<'_, '_>) -> mbr_identity_view {
     let mut shape = [0i64; MBR_MAX_SHAPE_DIMS];
     let dims = identity.shape();
     if let Some(head) = shape.get_mut(..dims.len()) {
         head.copy_from_slice(dims);
     }
     mbr_identity_view {
-        payload_hash: mbr_text::of(identity.payload_hash()),
-        model_id: mbr_text::of(identity.model_id()),
-        model_revision: mbr_text::of(identity.model_revision()),
-        tokenizer_name: mbr_text::of(identity.tokenizer_name()),
-        tokenizer_revision: mbr_text::of(identity.tokenizer_revision()),
+        payload_hash: room.view(identity.payload_hash()),
+        model_id: room.view(identity.model_id()),
+        model_revision: room.view(identity.model_revision()),
+        tokenizer_name: room.view(identity.tokenizer_name()),
+        tokenizer_revision: room.view(identity.tokenizer_revision()),
         layer_range: range(identity.layer_range()),
         head_range: range(identity.head_range()),
         token_span: range(identity.token_span()),
@@ -109,7 +147,7 @@ fn identity_view(identity: &PayloadIdentity<'_>) -> mbr_identity_view {
 #[no_mangle]
 #[must_use]
 pub unsafe extern "C" fn mbr_identity_get_view(identity: *const mbr_identity, out: *mut mbr_identity_view) -> u32 {
-    read_into(identity, out, "out", |identity| Ok(identity_view(identity)))
+    read_into(identity, out, "out", |identity| Ok(identity_view(identity, &mut DecodeRoom::none())))
 }
 
 /// Parse and validate an identity JSON text (SPEC §2, as `mbr_identity_parse`) straight
@@ -129,12 +167,68 @@ pub unsafe extern "C" fn mbr_identity_parse_view(
     out: *mut mbr_identity_view,
     error: *mut mbr_error,
 ) -> u32 {
+    // SAFETY: the caller's contract; `(NULL, 0)` is no room.
+    unsafe { parse_view_into(json, len, core::ptr::null_mut(), 0, out, error, PayloadIdentity::parse, identity_view) }
+}
+
+/// `mbr_identity_parse_view`, with the strings that hold escapes decoded into `buf`
+/// (`capacity` bytes), so that every view is a value: in the order of the view's
+/// fields, each such string whose value fits the room left is decoded there (no NUL)
+/// and its view points to it, `has_escapes` false; one that does not fit keeps its view
+/// of the text (`mbr_text_decode` gives its value). A `buf` of `len` bytes holds every
+/// value. `(NULL, 0)` decodes none, as `mbr_identity_parse_view`. `buf` is written only
+/// when the parse succeeds, and then its bytes after the values are unspecified (values
+/// are copied sixteen bytes at a time).
+///
+/// Returns `MBR_OK`, a code of `mbr_identity_parse` (with the byte offset and the field
+/// in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes that stay alive and unchanged while
+/// the view is used; `buf` is NULL or points to `capacity` writable bytes, apart from
+/// `json`, that stay alive and unchanged likewise; `out` and `error` are each NULL or
+/// writable.
+#[no_mangle]
+#[must_use]
+pub unsafe extern "C" fn mbr_identity_parse_view_decoded(
+    json: *const u8,
+    len: usize,
+    buf: *mut c_char,
+    capacity: usize,
+    out: *mut mbr_identity_view,
+    error: *mut mbr_error,
+) -> u32 {
+    // SAFETY: the caller's contract.
+    unsafe { parse_view_into(json, len, buf, capacity, out, error, PayloadIdentity::parse, identity_view) }
+}
+
+/// The body of the `_parse_view` calls: `json` parsed by `parse`, and its view, built by
+/// `view` with the strings that hold escapes decoded into `buf` where they fit (`(NULL,
+/// 0)`: none), written to `*out`. In line on 64-bit CPUs (see `identity_view`); on
+/// 32-bit ones a call with and a call without a room share one copy.
+///
+/// # Safety
+/// As `mbr_identity_parse_view_decoded`.
+#[cfg_attr(target_pointer_width = "64", inline(always))]
+#[allow(clippy::too_many_arguments)] // the C call's six, and what parses and what views
+unsafe fn parse_view_into<'a, T, V>(
+    json: *const u8,
+    len: usize,
+    buf: *mut c_char,
+    capacity: usize,
+    out: *mut V,
+    error: *mut mbr_error,
+    parse: impl FnOnce(&'a [u8]) -> Result<T, Error>,
+    view: impl FnOnce(&T, &mut DecodeRoom<'_, '_>) -> V,
+) -> u32 {
     boundary(error, || {
         let out = Out::new(out, "out")?;
-        // Read where the parse left it: `?` would move the identity out first, a copy of
-        // some 350 bytes (perf: copies were a tenth of this call's time).
-        match &PayloadIdentity::parse(input(json, len, "json")?) {
-            Ok(identity) => out.write(identity_view(identity)),
+        let text = input(json, len, "json")?;
+        let mut room = DecodeRoom { text, room: output(buf.cast::<u8>(), capacity, "buf")? };
+        // Read where the parse left it: `?` would move the value out first, a copy of
+        // some 350 bytes (perf: copies were a tenth of an identity's time).
+        match &parse(text) {
+            Ok(value) => out.write(view(value, &mut room)),
             Err(err) => return Err(*err),
         }
         Ok(())
@@ -235,12 +329,12 @@ mod envelope_view {
 
     // In line on 64-bit CPUs, as `identity_view` is.
     #[cfg_attr(target_pointer_width = "64", inline(always))]
-    fn envelope_view(message: &FragmentMessage<'_>) -> mbr_envelope_view {
+    fn envelope_view(message: &FragmentMessage<'_>, room: &mut DecodeRoom<'_, '_>) -> mbr_envelope_view {
         let compat = message.fingerprint_compat();
         let payload_ref = message.payload_ref();
         mbr_envelope_view {
-            tenant_id: mbr_text::of(message.tenant_id()),
-            payload_ref: mbr_text::of(payload_ref.unwrap_or(JsonStr::from_plain(""))),
+            tenant_id: room.view(message.tenant_id()),
+            payload_ref: room.view(payload_ref.unwrap_or(JsonStr::from_plain(""))),
             has_payload_ref: payload_ref.is_some(),
             has_fingerprint_compat: compat.is_some(),
             consistency: consistency_number(message.consistency()),
@@ -250,7 +344,7 @@ mod envelope_view {
             version_id: message.version_id(),
             hlc: message.hlc().raw(),
             fingerprint_compat: compat.map_or([0; 32], |digest| *digest.as_bytes()),
-            identity: identity_view(message.identity()),
+            identity: identity_view(message.identity(), room),
         }
     }
 
@@ -265,7 +359,7 @@ mod envelope_view {
     #[no_mangle]
     #[must_use]
     pub unsafe extern "C" fn mbr_envelope_get_view(envelope: *const mbr_envelope, out: *mut mbr_envelope_view) -> u32 {
-        read_into(envelope, out, "out", |message| Ok(envelope_view(message)))
+        read_into(envelope, out, "out", |message| Ok(envelope_view(message, &mut DecodeRoom::none())))
     }
 
     /// Parse and validate an envelope JSON text (SPEC §3.1, as `mbr_envelope_parse`)
@@ -286,15 +380,34 @@ mod envelope_view {
         out: *mut mbr_envelope_view,
         error: *mut mbr_error,
     ) -> u32 {
-        boundary(error, || {
-            let out = Out::new(out, "out")?;
-            // Read where the parse left it (see `mbr_identity_parse_view`).
-            match &FragmentMessage::parse(input(json, len, "json")?) {
-                Ok(message) => out.write(envelope_view(message)),
-                Err(err) => return Err(*err),
-            }
-            Ok(())
-        })
+        // SAFETY: the caller's contract; `(NULL, 0)` is no room.
+        unsafe {
+            parse_view_into(json, len, core::ptr::null_mut(), 0, out, error, FragmentMessage::parse, envelope_view)
+        }
+    }
+
+    /// `mbr_envelope_parse_view`, with the strings that hold escapes decoded into `buf`
+    /// (`capacity` bytes) as `mbr_identity_parse_view_decoded` does: `tenant_id`,
+    /// `payload_ref`, then the identity's, each whose value fits the room left. A `buf`
+    /// of `len` bytes holds every value; `(NULL, 0)` decodes none.
+    ///
+    /// Returns `MBR_OK`, a code of `mbr_envelope_check` (with the byte offset into the
+    /// text and the field in `*error`), or `MBR_NULL_POINTER`. `error` may be NULL.
+    ///
+    /// # Safety
+    /// As `mbr_identity_parse_view_decoded`.
+    #[no_mangle]
+    #[must_use]
+    pub unsafe extern "C" fn mbr_envelope_parse_view_decoded(
+        json: *const u8,
+        len: usize,
+        buf: *mut c_char,
+        capacity: usize,
+        out: *mut mbr_envelope_view,
+        error: *mut mbr_error,
+    ) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { parse_view_into(json, len, buf, capacity, out, error, FragmentMessage::parse, envelope_view) }
     }
 }
 
@@ -343,6 +456,133 @@ mod tests {
         assert_eq!((view.token_span.start, view.token_span.end), (5, 9));
         assert_eq!(view.dtype, dtype_number(membrane::Dtype::Bfloat16));
         assert_eq!((view.shape_len, &view.shape[..3]), (2, &[2, 3, 0][..]));
+    }
+
+    /// The five strings of an identity view, in field order.
+    fn strings(view: &mbr_identity_view) -> [mbr_text; 5] {
+        [view.payload_hash, view.model_id, view.model_revision, view.tokenizer_name, view.tokenizer_revision]
+    }
+
+    /// Each of `decoded`'s strings against the same string of `plain` (a view of the
+    /// text): the value in the room, for those with escapes that fit it in order, the
+    /// same view otherwise. Returns the room used.
+    fn check_decoded(decoded: &[mbr_text], plain: &[mbr_text], buf: &[c_char], capacity: usize) -> usize {
+        let mut used = 0;
+        for (got, text) in decoded.iter().zip(plain) {
+            let value = decode(*text).unwrap();
+            if text.has_escapes && value.len() <= capacity - used {
+                assert!(!got.has_escapes, "{value:?} fits {} bytes", capacity - used);
+                assert_eq!(got.ptr, buf[used..].as_ptr(), "{value:?} next in the room");
+                assert_eq!(text_of(got), value.as_bytes());
+                used += value.len();
+            } else {
+                assert_eq!((got.ptr, got.len, got.has_escapes), (text.ptr, text.len, text.has_escapes), "{value:?}");
+            }
+        }
+        used
+    }
+
+    #[test]
+    fn a_decoded_identity_view_holds_the_values_that_fit_its_room() {
+        const TEXT: &str = r#"{"payload_hash": "a\tb", "model_id": "caf\u00e9 \"m\"", "model_revision": "main", "tokenizer_name": "\u20ac\ud83d\ude00 and a run of plain bytes longer than a chunk", "tokenizer_revision": "r\/", "layer_range": [0, 3], "head_range": [-1, -1], "token_span": [5, 9], "dtype": "bfloat16", "shape": [2, 3]}"#;
+        let mut plain = MaybeUninit::<mbr_identity_view>::uninit();
+        // SAFETY: valid pointers; the view points into TEXT, which is static.
+        let plain = unsafe {
+            assert_eq!(
+                mbr_identity_parse_view(TEXT.as_ptr(), TEXT.len(), plain.as_mut_ptr(), core::ptr::null_mut()),
+                0
+            );
+            plain.assume_init()
+        };
+        let mut all_fit = 0;
+        for capacity in 0..=TEXT.len() {
+            let mut buf = std::vec![0x55 as c_char; capacity.max(1)];
+            let room = if capacity == 0 { core::ptr::null_mut() } else { buf.as_mut_ptr() };
+            let mut view = MaybeUninit::<mbr_identity_view>::uninit();
+            // SAFETY: `room` is NULL with 0 or `capacity` writable bytes; valid pointers.
+            let view = unsafe {
+                let status = mbr_identity_parse_view_decoded(
+                    TEXT.as_ptr(),
+                    TEXT.len(),
+                    room,
+                    capacity,
+                    view.as_mut_ptr(),
+                    core::ptr::null_mut(),
+                );
+                assert_eq!(status, 0, "capacity {capacity}");
+                view.assume_init()
+            };
+            let used = check_decoded(&strings(&view), &strings(&plain), &buf, capacity);
+            all_fit = all_fit.max(used);
+            assert!(strings(&view).iter().all(|text| !text.has_escapes) || capacity < TEXT.len());
+            assert_eq!((view.layer_range.end, view.token_span.start, view.dtype), (3, 5, plain.dtype));
+            assert_eq!((view.shape_len, view.shape), (plain.shape_len, plain.shape));
+        }
+        let values: usize =
+            strings(&plain).iter().filter(|text| text.has_escapes).map(|&text| decode(text).unwrap().len()).sum();
+        assert_eq!((all_fit, values), (66, 66), "every value, end to end");
+        // A room without its pointer, and a bad text, which leaves the room alone.
+        let mut buf = [0x55 as c_char; 8];
+        let mut view = MaybeUninit::<mbr_identity_view>::uninit();
+        let mut error = MaybeUninit::<mbr_error>::zeroed();
+        // SAFETY: valid pointers and lengths (the NULL is the case under test).
+        unsafe {
+            let null_room = mbr_identity_parse_view_decoded(
+                TEXT.as_ptr(),
+                TEXT.len(),
+                core::ptr::null_mut(),
+                8,
+                view.as_mut_ptr(),
+                error.as_mut_ptr(),
+            );
+            assert_eq!(null_room, crate::status::MBR_NULL_POINTER);
+            let bad = mbr_identity_parse_view_decoded(
+                TEXT.as_ptr(),
+                40,
+                buf.as_mut_ptr(),
+                8,
+                view.as_mut_ptr(),
+                error.as_mut_ptr(),
+            );
+            assert_eq!((bad, error.assume_init().offset), (crate::status::MBR_IDENTITY_JSON, 40));
+        }
+        assert!(buf.iter().all(|&c| c == 0x55), "a failed parse wrote the room");
+    }
+
+    #[cfg(feature = "envelope")]
+    #[test]
+    fn a_decoded_envelope_view_decodes_its_own_strings_then_its_identitys() {
+        const TEXT: &[u8] = br#"{"schema_version": 5, "tenant_id": "t\u00e9", "identity": {"payload_hash": "x", "model_id": "m\n", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": "r\/1", "payload_size": 3, "ttl": 60.0, "reuse_score": 0.5, "version_id": 9, "consistency": "eventual", "hlc": 7, "fingerprint_compat": ""}"#;
+        let parse = |buf: *mut c_char, capacity: usize| {
+            let mut view = MaybeUninit::<mbr_envelope_view>::uninit();
+            // SAFETY: `buf` is NULL with 0 or `capacity` writable bytes; valid pointers.
+            unsafe {
+                let status = mbr_envelope_parse_view_decoded(
+                    TEXT.as_ptr(),
+                    TEXT.len(),
+                    buf,
+                    capacity,
+                    view.as_mut_ptr(),
+                    core::ptr::null_mut(),
+                );
+                assert_eq!(status, 0, "capacity {capacity}");
+                view.assume_init()
+            }
+        };
+        let all = |view: &mbr_envelope_view| {
+            let mut texts = std::vec![view.tenant_id, view.payload_ref];
+            texts.extend(strings(&view.identity));
+            texts
+        };
+        let plain = parse(core::ptr::null_mut(), 0);
+        assert!(plain.tenant_id.has_escapes && plain.payload_ref.has_escapes && plain.identity.model_id.has_escapes);
+        for capacity in 1..=TEXT.len() {
+            let mut buf = std::vec![0x55 as c_char; capacity];
+            let view = parse(buf.as_mut_ptr(), capacity);
+            let used = check_decoded(&all(&view), &all(&plain), &buf, capacity);
+            assert!(used == 3 + 3 + 2 || capacity < 3 + 3 + 2, "capacity {capacity}: {used} bytes used");
+            assert!(view.has_payload_ref && (view.version_id, view.hlc) == (9, 7) && !view.has_fingerprint_compat);
+        }
     }
 
     #[cfg(feature = "envelope")]

@@ -338,6 +338,34 @@ fn ffi_envelope_hlc_and_migration_paths_do_not_allocate() {
         );
         let view = view.assume_init();
         assert_eq!(mbr_text_decode(view.tenant_id, text.as_mut_ptr(), text.len(), &mut n, err.as_mut_ptr()), MBR_OK);
+        // The decoded views, with escapes to decode.
+        let escaped = br#"{"schema_version": 5, "tenant_id": "t\u00e9", "identity": {"payload_hash": "x", "model_id": "m\n", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}, "payload_ref": null, "payload_size": 0, "ttl": 60.0, "reuse_score": 0.5, "version_id": 1, "consistency": "strong", "hlc": 0, "fingerprint_compat": ""}"#;
+        let escaped_identity = br#"{"payload_hash": "x", "model_id": "m\n", "model_revision": "", "tokenizer_name": "t", "tokenizer_revision": "", "layer_range": [0, 1], "head_range": [-1, -1], "token_span": [0, 7], "dtype": "int8", "shape": [1]}"#;
+        let mut decoded = MaybeUninit::<mbr_envelope_view>::uninit();
+        let status = mbr_envelope_parse_view_decoded(
+            escaped.as_ptr(),
+            escaped.len(),
+            text.as_mut_ptr(),
+            text.len(),
+            decoded.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, MBR_OK);
+        assert!(
+            !decoded.assume_init_ref().tenant_id.has_escapes
+                && !decoded.assume_init_ref().identity.model_id.has_escapes
+        );
+        let mut decoded_identity = MaybeUninit::<mbr_identity_view>::uninit();
+        let status = mbr_identity_parse_view_decoded(
+            escaped_identity.as_ptr(),
+            escaped_identity.len(),
+            text.as_mut_ptr(),
+            text.len(),
+            decoded_identity.as_mut_ptr(),
+            err.as_mut_ptr(),
+        );
+        assert_eq!(status, MBR_OK);
+        assert!(!decoded_identity.assume_init_ref().model_id.has_escapes);
         let mut identity_view = MaybeUninit::<mbr_identity_view>::uninit();
         assert_eq!(mbr_identity_get_view(&fields.assume_init_ref().identity, identity_view.as_mut_ptr()), MBR_OK);
         let mut identity = MaybeUninit::<mbr_identity>::uninit();

@@ -1,8 +1,9 @@
 //! Differential: everything `json::Reader` accepts, serde_json accepts with the same
 //! values (SPEC §4). Where serde_json accepts and we refuse, the reason must be one of
 //! our deliberate extra rules (duplicate keys, depth, key-table capacity). Same
-//! comparison as `tests/json_differential.rs`, on fuzzer-made texts. Also: the input
-//! taken as string content, decoded in one pass and in two.
+//! comparison as `tests/json_differential.rs`, on fuzzer-made texts, every string also
+//! decoded within the text (`decode_within`). Also: the input taken as string content,
+//! decoded in one pass and in two.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,13 +12,16 @@ use serde_json::{Map, Number, Value};
 
 /// A string's value as `decode_into` gives it (runs between escapes copied whole),
 /// checked against the character decoder, and its raw text re-read by `from_raw`.
-fn decoded(s: &JsonStr<'_>) -> String {
+fn decoded(s: &JsonStr<'_>, document: &[u8]) -> String {
     let mut buf = vec![0u8; s.decoded_len()];
     assert_eq!(s.decode_into(&mut buf), Ok(buf.len()));
     let text = String::from_utf8(buf).expect("decoded text is UTF-8");
     assert_eq!(text, s.chars().collect::<String>());
     let again = JsonStr::from_raw(s.raw()).expect("a string the reader accepted re-reads");
     assert_eq!(again.has_escapes(), s.has_escapes());
+    let mut within = vec![0u8; text.len() + 16];
+    assert_eq!(s.decode_within(document, &mut within), Ok(text.len()));
+    assert_eq!(&within[..text.len()], text.as_bytes());
     text
 }
 
@@ -59,11 +63,11 @@ fn ours(text: &[u8]) -> Result<Value, JsonErrorKind> {
                 continue;
             }
             Event::Key(key) => {
-                stack.last_mut().expect("key inside an object").1 = Some(decoded(&key));
+                stack.last_mut().expect("key inside an object").1 = Some(decoded(&key, text));
                 continue;
             }
             Event::ObjectEnd | Event::ArrayEnd => stack.pop().expect("balanced").0,
-            Event::Str(s) => Value::String(decoded(&s)),
+            Event::Str(s) => Value::String(decoded(&s, text)),
             Event::Number(n) => match (n.as_i64(), n.as_u64()) {
                 (Some(i), _) => Value::from(i),
                 (None, Some(u)) => Value::from(u),

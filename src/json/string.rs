@@ -235,6 +235,13 @@ impl<'a> JsonStr<'a> {
     /// [`unescape_into`](Self::unescape_into) returning the length written, for callers
     /// that hand the bytes on (the C ABI): the output is not checked again.
     pub fn decode_into(&self, out: &mut [u8]) -> Result<usize, usize> {
+        // Room for the raw text holds the value: decoded in one pass, not measured first.
+        // The escapes were checked when the string was read, so the pass succeeds.
+        if let (true, Some(room)) = (self.has_escapes, out.get_mut(..self.raw.len())) {
+            if let Ok(Ok(len)) = Self::decode_raw_into(self.raw, room) {
+                return Ok(len);
+            }
+        }
         let needed = self.decoded_len();
         let Some(target) = out.get_mut(..needed) else {
             return Err(needed);
@@ -254,6 +261,85 @@ impl<'a> JsonStr<'a> {
         }
         Ok(needed)
     }
+
+    /// [`decode_into`](Self::decode_into) for a string read from `text` (it lies in
+    /// `text`, and a `"` follows it there): as simdjson does with its padded input, the
+    /// value is copied sixteen bytes a step, each chunk read from `text` and stored whole
+    /// (its bytes past the string included), so that a short string costs no copy of a
+    /// length not known in advance, and the closing quote ends the scan. So `out` must have
+    /// room past the value (anything there may be overwritten), and `text` past the
+    /// string; where either ends too soon, or the string is not in `text`, this is
+    /// `decode_into`, as it is on every CPU but x86-64.
+    ///
+    /// ```
+    /// use membrane_frame::json::JsonStr;
+    /// let text = r#"["caf\u00e9 \"m\"", 1]"#;
+    /// let value = JsonStr::from_raw(&text[2..17]).unwrap();
+    /// let mut out = [0u8; 64];
+    /// let len = value.decode_within(text.as_bytes(), &mut out).unwrap();
+    /// assert_eq!(&out[..len], "café \"m\"".as_bytes());
+    /// ```
+    #[cfg_attr(not(all(target_arch = "x86_64", target_feature = "sse2")), allow(unused_variables))]
+    pub fn decode_within(&self, text: &[u8], out: &mut [u8]) -> Result<usize, usize> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some(len) = self.decode_chunks(text, out) {
+            return Ok(len);
+        }
+        self.decode_into(out)
+    }
+
+    /// The chunk loop of [`decode_within`](Self::decode_within); `None` where it does
+    /// not apply (and then what `out` holds is unspecified).
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    fn decode_chunks(&self, text: &[u8], out: &mut [u8]) -> Option<usize> {
+        let raw = self.raw.as_bytes();
+        // Where the string lies in `text`, found by address (it is a part of it or not).
+        let start = raw.as_ptr().addr().checked_sub(text.as_ptr().addr())?;
+        let end = start.checked_add(raw.len())?;
+        if !self.has_escapes || text.get(start..end)?.as_ptr() != raw.as_ptr() {
+            return None;
+        }
+        let (mut read, mut written) = (start, 0usize);
+        loop {
+            let chunk = chunk_at(text, read)?;
+            *out.get_mut(written..).and_then(<[u8]>::first_chunk_mut::<16>)? = chunk;
+            let special = super::sse2::special_lanes(&chunk);
+            let run = if special == 0 { 16 } else { special.trailing_zeros() as usize };
+            read += run;
+            written += run;
+            // The value ends where the string does: its closing quote stops the run
+            // there. A run that stops past it belongs to a string cut from a longer
+            // text, whose end no quote marks: not this loop's to decode.
+            if read >= end {
+                return (read == end).then_some(written);
+            }
+            if special == 0 {
+                continue;
+            }
+            // Inside a string the reader checked, only a backslash stops a run.
+            if text.get(read) != Some(&b'\\') {
+                return None;
+            }
+            let (ch, after) = escape_at(text, read).ok()?;
+            let (utf8, len) = utf8_bytes(ch);
+            *out.get_mut(written..).and_then(<[u8]>::first_chunk_mut::<4>)? = utf8;
+            written += len;
+            read = after;
+        }
+    }
+}
+
+/// The sixteen bytes of `text` from `at`; near its end, its last sixteen shifted down to
+/// start there, zeros after its end.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn chunk_at(text: &[u8], at: usize) -> Option<[u8; 16]> {
+    if let Some(chunk) = text.get(at..).and_then(<[u8]>::first_chunk::<16>) {
+        return Some(*chunk);
+    }
+    let before = at.checked_sub(text.len().checked_sub(16)?)?;
+    let last = u128::from_le_bytes(*text.last_chunk::<16>()?);
+    Some(last.checked_shr(8 * before as u32)?.to_le_bytes())
 }
 
 impl fmt::Debug for JsonStr<'_> {
@@ -766,6 +852,74 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn decoding_within_the_text_agrees_with_decoding_alone() {
+        // Valid contents with runs of every length around a chunk before and after each
+        // kind of escape, in texts with 0 to 20 bytes after the closing quote (so that the
+        // chunks meet the end of the text), into rooms of the value's length and more.
+        let mut raws: std::vec::Vec<std::string::String> = DECODING_CASES.iter().map(|raw| raw.to_string()).collect();
+        let (runs, afters) =
+            if cfg!(miri) { (0..20, [0, 17].as_slice()) } else { (0..40, [0, 1, 2, 7, 15, 16, 17, 20].as_slice()) };
+        for run in runs {
+            for middle in ["\\n", "\\u00e9", "\\u20AC", "\\ud83d\\ude00", "\\\"", "\u{e9}"] {
+                raws.push(std::format!("{}{middle}{}", "a".repeat(run), "b".repeat(run % 19)));
+            }
+        }
+        for raw in &raws {
+            for &after in afters {
+                let text = std::format!("[\"{raw}\"{}", " ".repeat(after));
+                let (value, _) = JsonStr::read_at(&text, 1).unwrap();
+                let mut expected = std::vec![0u8; value.decoded_len()];
+                assert_eq!(value.decode_into(&mut expected), Ok(expected.len()));
+                for extra in [0, 1, 15, 16, 17, 40] {
+                    let mut out = std::vec![0xAAu8; expected.len() + extra];
+                    assert_eq!(value.decode_within(text.as_bytes(), &mut out), Ok(expected.len()), "{text:?} +{extra}");
+                    assert_eq!(&out[..expected.len()], &expected[..], "{text:?} +{extra}");
+                    // With a chunk of room past the value and a text of a chunk or more,
+                    // the chunk loop itself gives the value, not the fallback.
+                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                    if value.has_escapes() && extra >= 16 && text.len() >= 16 {
+                        out.fill(0xAA);
+                        assert_eq!(value.decode_chunks(text.as_bytes(), &mut out), Some(expected.len()), "{text:?}");
+                        assert_eq!(&out[..expected.len()], &expected[..], "{text:?} +{extra}");
+                    }
+                }
+                if let Some(short) = expected.len().checked_sub(1) {
+                    assert_eq!(value.decode_within(text.as_bytes(), &mut std::vec![0u8; short]), Err(expected.len()));
+                }
+            }
+        }
+        // A string not followed by its quote in the text (the chunks reach past it), or
+        // not in the text at all: its own value.
+        let text = std::format!("a\\tb{}\\n", "c".repeat(40));
+        let mut out = [0u8; 64];
+        let cut = JsonStr::from_raw(&text[..4]).unwrap();
+        assert_eq!(cut.decode_within(text.as_bytes(), &mut out).map(|len| &out[..len]), Ok(&b"a\tb"[..]));
+        let elsewhere = JsonStr::from_raw("x\\ny").unwrap();
+        assert_eq!(elsewhere.decode_within(text.as_bytes(), &mut out).map(|len| &out[..len]), Ok(&b"x\ny"[..]));
+        // A plain value is copied as it is, backslashes and all, even where its text
+        // ends at a quote as a string's does.
+        let plain = JsonStr::from_plain(&text[..4]);
+        assert_eq!(plain.decode_within(text.as_bytes(), &mut out).map(|len| &out[..len]), Ok(&b"a\\tb"[..]));
+        let quoted = std::format!("[\"a\\tb\", {}]", "1".repeat(20));
+        let plain = JsonStr::from_plain(&quoted[2..6]);
+        assert_eq!(plain.decode_within(quoted.as_bytes(), &mut out).map(|len| &out[..len]), Ok(&b"a\\tb"[..]));
+    }
+
+    #[test]
+    fn hex_digits_are_of_either_case_and_nothing_else() {
+        for byte in 0..=255u8 {
+            for at in 0..4 {
+                let mut digits = *b"0000";
+                digits[at] = byte;
+                let expected = char::from(byte).to_digit(16).map(|digit| digit << (4 * (3 - at)));
+                assert_eq!(hex4(Some(&digits)), expected, "{byte:#04x} at {at}");
+            }
+        }
+        assert_eq!(hex4(Some(b"fF9a")), Some(0xFF9A));
+        assert_eq!((hex4(Some(b"000")), hex4(Some(b"00000")), hex4(None)), (None, None, None));
     }
 
     /// `decode_raw_into` of `raw` into each room of `rooms` bytes against `from_raw`
