@@ -29,6 +29,7 @@
 //! between two neighbouring doubles has at most 767 significant decimal digits, so no
 //! midpoint lies strictly between the truncated value and the true one.
 
+use super::digits::digit_run;
 use core::cmp::Ordering;
 
 /// Significant digits kept; the rest only set the sticky digit (see the module docs).
@@ -413,11 +414,8 @@ pub(crate) fn short_decimal_at(bytes: &[u8], start: usize) -> Option<(f64, usize
     let mut d = 0u64;
     let mut digits = |pos: &mut usize| {
         let from = *pos;
-        while let Some(&b) = bytes.get(*pos).filter(|b| b.is_ascii_digit()) {
-            // Wraps only past 19 digits, which the count below refuses.
-            d = d.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
-            *pos += 1;
-        }
+        // Wraps only past 19 digits, which the count below refuses.
+        (d, *pos) = digit_run(bytes, from, d);
         *pos - from
     };
     let int_digits = digits(&mut pos);

@@ -8,6 +8,7 @@
 //!
 //! [`Reader`] is a pull parser that yields [`Event`]s; [`validate`] checks a whole text.
 
+mod digits;
 mod error;
 mod escape;
 mod float;
