@@ -26,9 +26,10 @@ struct Cursor<'a> {
 }
 
 /// The bytes that end a run of plain string bytes (`"`, `\`, below 0x20) in the 64
-/// bytes from `at`, one bit each, kept while the walk is in them: a map's short
-/// strings (`"node-3", "node-7"`) share one block, and a 64-byte content hash takes
-/// two where the string scanner takes five 16-byte steps and a call. x86-64 only (four
+/// bytes from `at` (a multiple of 64), one bit each, kept while the walk is in them: a
+/// map's short strings (`"node-3", "node-7"`) share one block, and a 64-byte content
+/// hash spans one or two, each read once, where the string scanner takes five 16-byte
+/// steps and a call. x86-64 only (four
 /// SSE2 steps a block); elsewhere strings take the reader's scanner, which reads
 /// machine words there.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -36,28 +37,48 @@ struct Cursor<'a> {
 struct SpecialBlock {
     at: usize,
     bits: u64,
+    /// Blocks read so far: the tests hold the walk to reading each block once.
+    #[cfg(test)]
+    reads: usize,
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 impl SpecialBlock {
-    /// No block yet.
-    const EMPTY: SpecialBlock = SpecialBlock { at: usize::MAX, bits: 0 };
+    /// No block yet: one past the end of every text, so no position is in it.
+    const EMPTY: SpecialBlock = SpecialBlock {
+        at: usize::MAX & !63,
+        bits: 0,
+        #[cfg(test)]
+        reads: 0,
+    };
 
     /// The index of the first byte at or after `pos` that needs a look, from the block
-    /// kept or blocks read from `pos` on; `None` when fewer than 64 bytes are left
-    /// before it (the caller then scans as the reader does).
+    /// kept or the blocks from the one `pos` is in; `None` when it is not in a whole
+    /// block of the text (the caller then scans as the reader does).
     #[inline(always)]
     fn next_special(&mut self, bytes: &[u8], pos: usize) -> Option<usize> {
         let offset = pos.wrapping_sub(self.at);
-        let kept = if offset < 64 { self.bits >> offset } else { 0 };
+        let in_block = offset < 64;
+        let kept = if in_block { self.bits >> offset } else { 0 };
         if kept != 0 {
             return Some(pos + kept.trailing_zeros() as usize);
         }
-        let mut at = pos;
+        // Blocks lie at multiples of 64 from the text's start, so each is read once
+        // however the strings fall across them (read from `pos` on, a 64-byte hash took
+        // two blocks and the next entry a third). The kept block, if `pos` is in it,
+        // has nothing more: the next one.
+        let mut at = if in_block { self.at + 64 } else { pos & !63 };
         loop {
-            *self = SpecialBlock { at, bits: special_bits(bytes.get(at..)?.first_chunk::<64>()?) };
-            if self.bits != 0 {
-                return Some(at + self.bits.trailing_zeros() as usize);
+            *self = SpecialBlock {
+                at,
+                bits: special_bits(bytes.get(at..)?.first_chunk::<64>()?),
+                #[cfg(test)]
+                reads: self.reads + 1,
+            };
+            // Bits before `pos` (in its own block) are not this string's.
+            let ahead = self.bits.checked_shr(pos.saturating_sub(at) as u32).unwrap_or(0);
+            if ahead != 0 {
+                return Some(at.max(pos) + ahead.trailing_zeros() as usize);
             }
             at += 64;
         }
@@ -374,7 +395,12 @@ pub(crate) mod tests {
     /// The walk, each array read twice: handed out during the map walk
     /// (`next_with_items`), and again on its own ([`StringArray`]), which must agree.
     fn walked(text: &str, arrays: bool) -> Option<Walked> {
-        let mut entries = StringMapEntries::new(text, 0, arrays);
+        walked_at(text, 0, arrays)
+    }
+
+    /// [`walked`] of the map at `at`, its offsets less `at`.
+    fn walked_at(text: &str, at: usize, arrays: bool) -> Option<Walked> {
+        let mut entries = StringMapEntries::new(text, at, arrays);
         let mut out = Vec::new();
         let mut handed = Vec::new();
         while let Some(entry) = entries.next_with_items(|item| handed.push(item.to_string())) {
@@ -385,9 +411,9 @@ pub(crate) mod tests {
             assert_eq!(entry.array_len, if arrays { values.len() } else { 0 }, "{text}");
             let handed = core::mem::take(&mut handed);
             assert_eq!(handed, if arrays { values.clone() } else { Vec::new() }, "{text}");
-            out.push((entry.key.to_string(), values, entry.value_at));
+            out.push((entry.key.to_string(), values, entry.value_at - at));
         }
-        entries.closed_at().map(|end| (out, end))
+        entries.closed_at().map(|end| (out, end - at))
     }
 
     const MAPS: &[(&str, bool)] = &[
@@ -534,6 +560,13 @@ pub(crate) mod tests {
             let at = 4;
             let entries: Vec<_> = StringMapEntries::new(&shifted, at, arrays).map(|e| e.key.to_string()).collect();
             assert_eq!(entries.len(), expected.as_ref().map_or(0, |(e, _)| e.len()), "{shifted}");
+            // At every offset from a block's start (the blocks lie at multiples of 64).
+            if round < 8 {
+                for pad in 1..=64 {
+                    let padded = std::format!("{}{text}", " ".repeat(pad));
+                    assert_eq!(walked_at(&padded, pad, arrays), expected, "{padded}");
+                }
+            }
             for (index, bad) in [(text.len() / 3, 0x01u8), (text.len() / 2, b'"'), (text.len() * 2 / 3, b'\\')] {
                 let mut bytes = text.clone().into_bytes();
                 bytes[index] = bad;
@@ -544,6 +577,33 @@ pub(crate) mod tests {
             let cut = &text[..text.floor_char_boundary(text.len() * 3 / 4)];
             assert_eq!(walked(cut, arrays), None, "{cut}");
         }
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    fn the_next_special_byte_is_found_in_the_block_it_lies_in() {
+        // One `"` in three blocks of plain bytes, looked for from positions before it,
+        // with no block kept and with the block of the position kept.
+        // Each block is read once: from the one `pos` is in, or the one after it when
+        // that one is kept.
+        for special in [0, 5, 63, 64, 100, 127, 128, 190, 191] {
+            let mut bytes = std::vec![b'a'; 200];
+            bytes[special] = b'"';
+            for pos in (0..=special).step_by(9).chain([special]) {
+                let mut block = SpecialBlock::EMPTY;
+                assert_eq!(block.next_special(&bytes, pos), Some(special), "from {pos} to {special}");
+                assert_eq!((block.at, block.reads), (special & !63, special / 64 - pos / 64 + 1), "from {pos}");
+                let at = pos & !63;
+                let mut kept = SpecialBlock { at, bits: special_bits(bytes[at..].first_chunk().unwrap()), reads: 0 };
+                assert_eq!(kept.next_special(&bytes, pos), Some(special), "kept, from {pos} to {special}");
+                assert_eq!(kept.reads, special / 64 - pos / 64, "kept, from {pos} to {special}");
+            }
+        }
+        // Past the last whole block: for the caller's scanner.
+        let mut bytes = std::vec![b'a'; 200];
+        bytes[195] = b'"';
+        let mut block = SpecialBlock::EMPTY;
+        assert_eq!(block.next_special(&bytes, 150), None);
     }
 
     #[test]
