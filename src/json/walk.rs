@@ -29,9 +29,8 @@ struct Cursor<'a> {
 /// bytes from `at` (a multiple of 64), one bit each, kept while the walk is in them: a
 /// map's short strings (`"node-3", "node-7"`) share one block, and a 64-byte content
 /// hash spans one or two, each read once, where the string scanner takes five 16-byte
-/// steps and a call. x86-64 only (four
-/// SSE2 steps a block); elsewhere strings take the reader's scanner, which reads
-/// machine words there.
+/// steps and a call. x86-64 only (four SSE2 steps a block); elsewhere strings take the
+/// reader's scanner, which reads machine words there.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[derive(Clone, Copy, Debug)]
 struct SpecialBlock {
@@ -44,7 +43,7 @@ struct SpecialBlock {
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 impl SpecialBlock {
-    /// No block yet: one past the end of every text, so no position is in it.
+    /// No block yet: past the end of every text, so no position is in it.
     const EMPTY: SpecialBlock = SpecialBlock {
         at: usize::MAX & !63,
         bits: 0,
@@ -64,9 +63,9 @@ impl SpecialBlock {
             return Some(pos + kept.trailing_zeros() as usize);
         }
         // Blocks lie at multiples of 64 from the text's start, so each is read once
-        // however the strings fall across them (read from `pos` on, a 64-byte hash took
-        // two blocks and the next entry a third). The kept block, if `pos` is in it,
-        // has nothing more: the next one.
+        // however the strings fall across them (read from each string's start, a
+        // 64-byte hash's bytes would be read in two blocks, and again in the next
+        // entry's). The kept block, if `pos` is in it, has nothing more: the next one.
         let mut at = if in_block { self.at + 64 } else { pos & !63 };
         loop {
             *self = SpecialBlock {
@@ -583,9 +582,8 @@ pub(crate) mod tests {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     fn the_next_special_byte_is_found_in_the_block_it_lies_in() {
         // One `"` in three blocks of plain bytes, looked for from positions before it,
-        // with no block kept and with the block of the position kept.
-        // Each block is read once: from the one `pos` is in, or the one after it when
-        // that one is kept.
+        // with no block kept and with the block of the position kept. Each block is read
+        // once: from the one `pos` is in, or the one after it when that one is kept.
         for special in [0, 5, 63, 64, 100, 127, 128, 190, 191] {
             let mut bytes = std::vec![b'a'; 200];
             bytes[special] = b'"';
