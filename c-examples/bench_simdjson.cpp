@@ -3,9 +3,9 @@
 //
 // Every side fills the same plain struct with every field of the document: strings as
 // views (decoded where they hold escapes), numbers, ranges, the shape. membrane reads
-// through the C ABI (mbr_envelope_parse_view_decoded, mbr_identity_parse_view_decoded,
-// which decode the strings with escapes into a buffer as simdjson does into its own),
-// which also applies every rule of SPEC sections 2-4 (strict JSON, duplicate keys, field rules);
+// through the C ABI: mbr_envelope_parse_view_decoded and mbr_identity_parse_view_decoded
+// decode the strings with escapes into a buffer, as simdjson does into its own, and
+// apply every rule of SPEC sections 2-4 (strict JSON, duplicate keys, field rules);
 // simdjson On-Demand and DOM (given their padded input) only extract. Before timing,
 // the three structs of every document are compared field by field.
 //
