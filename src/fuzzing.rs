@@ -32,6 +32,18 @@ pub fn envelope_fast(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>>
     crate::envelope::parse::parse_written_form(text, limits)
 }
 
+/// The envelope's compact-form fast path alone (`None`: not taken).
+#[cfg(target_pointer_width = "64")]
+pub fn envelope_compact(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    crate::envelope::parse::parse_compact_form(text, limits)
+}
+
+/// The envelope's table-order path with any whitespace alone (`None`: not taken).
+#[cfg(target_pointer_width = "64")]
+pub fn envelope_any_whitespace(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    crate::envelope::parse::parse_any_whitespace(text, limits)
+}
+
 /// The any-spelling envelope path alone (`None`: not taken).
 pub fn envelope_any_spelling(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
     crate::envelope::parse::parse_any_spelling(text, limits)

@@ -9,7 +9,10 @@ use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::hlc::Hlc;
 use crate::identity::{parse_any_order, parse_declaration_order, parse_object, PayloadIdentity};
-use crate::json::spelled::{KeyTable, Spelled};
+use crate::json::spelled::{first_key, next_key, InOrder, KeyTable, Members, Spelled};
+#[cfg(target_pointer_width = "64")]
+use crate::json::whitespace_end;
+use crate::json::Run;
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
 /// The known keys, for the any-spelling pass.
@@ -121,6 +124,10 @@ impl<'a> FragmentMessage<'a> {
         if let Some(message) = parse_written_form(text, limits) {
             return Ok(message);
         }
+        #[cfg(target_pointer_width = "64")]
+        if let Some(message) = parse_compact_form(text, limits).or_else(|| parse_any_whitespace(text, limits)) {
+            return Ok(message);
+        }
         match parse_any_spelling(text, limits) {
             Some(message) => Ok(message),
             None => parse_general(text, limits),
@@ -143,42 +150,106 @@ pub(crate) fn parse_general(text: &[u8], limits: Limits) -> Result<FragmentMessa
 /// words the error).
 #[inline(always)]
 pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    // Any other spelling fails here, before the UTF-8 pass.
+    // A fixed-size compare (inline vector compares, not a call to `memcmp`).
+    if text.first_chunk::<35>() != Some(WRITTEN_OPENING) {
+        return None;
+    }
+    parse_in_table_order(text, limits, Members::Written)
+}
+
+/// The written form's first member and the second key, checked before the UTF-8 pass.
+const WRITTEN_OPENING: &[u8; 35] = b"{\"schema_version\": 5, \"tenant_id\": ";
+
+/// The same in compact text.
+const COMPACT_OPENING: &[u8; 32] = b"{\"schema_version\":5,\"tenant_id\":";
+
+/// An envelope in the written form's key order without whitespace (compact text:
+/// `JSON.stringify`, `serde_json`, `json.dumps` with `separators=(",", ":")`), read as
+/// [`parse_written_form`] reads its form, each member one literal compare. `None` as
+/// for [`parse_written_form`]. On 64-bit CPUs only: on microcontrollers, where flash
+/// counts, the any-spelling pass reads compact text.
+#[cfg(target_pointer_width = "64")]
+#[inline(always)]
+pub(crate) fn parse_compact_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    // Any other spelling fails here, before the UTF-8 pass.
+    if text.first_chunk::<32>() != Some(COMPACT_OPENING) {
+        return None;
+    }
+    parse_in_table_order(text, limits, Members::Compact)
+}
+
+/// An envelope whose keys, and the identity's, are in the written form's order, with
+/// whitespace anywhere JSON allows it: pretty-printed text (`json.dumps` with `indent`,
+/// `jq`) and any other spacing. Each key is one fixed-size compare where it is
+/// expected, instead of a match against every known key ([`parse_any_spelling`]), and
+/// whitespace spelled as the run after its object's `{` or array's `[` is stepped over
+/// by that run's length ([`Spelled::ws_like`]). `None` as for [`parse_written_form`],
+/// and for a text whose keys are in another order (most fail at the first key, before
+/// the UTF-8 pass). On 64-bit CPUs only: on microcontrollers, where flash counts, the
+/// any-spelling pass reads these texts.
+#[cfg(target_pointer_width = "64")]
+#[inline(always)]
+pub(crate) fn parse_any_whitespace(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    let first_key = whitespace_end(text, 0);
+    let first_key = match text.get(first_key) {
+        Some(b'{') => whitespace_end(text, first_key + 1),
+        _ => return None,
+    };
+    if text.get(first_key..)?.first_chunk::<16>() != Some(b"\"schema_version\"") {
+        return None;
+    }
+    parse_in_table_order(text, limits, Members::AnyWhitespace)
+}
+
+/// The written form's keys in its order, separated as `members` says: the one pass
+/// behind [`parse_written_form`], [`parse_compact_form`] and [`parse_any_whitespace`].
+#[inline(always)]
+fn parse_in_table_order(text: &[u8], limits: Limits, members: Members) -> Option<FragmentMessage<'_>> {
     // The envelope is depth 1, the identity 2, its arrays 3.
     if limits.max_depth < 3 {
         return None;
     }
-    // Any other spelling fails here, before the UTF-8 pass.
-    // A fixed-size compare (inline vector compares, not a call to `memcmp`).
-    const OPENING: &[u8; 35] = b"{\"schema_version\": 5, \"tenant_id\": ";
-    if text.first_chunk::<35>() != Some(OPENING) {
-        return None;
-    }
     let mut at = Spelled::new(text)?;
-    at.lit(OPENING)?;
+    let mut object = InOrder::new(members, Run::UNKNOWN);
+    match members {
+        // Checked before the UTF-8 pass.
+        Members::Written => at.lit(WRITTEN_OPENING)?,
+        Members::Compact => at.lit(COMPACT_OPENING)?,
+        Members::AnyWhitespace => {
+            at.ws();
+            first_key!(at, &mut object, "schema_version")?;
+            (at.int()? == SCHEMA_VERSION).then_some(())?;
+            next_key!(at, &mut object, "tenant_id")?;
+        }
+    }
     let tenant_id = at.string()?;
     rules::check_tenant(&tenant_id).ok()?;
-    at.lit(b", \"identity\": ")?;
-    let identity = parse_declaration_order(&mut at)?;
-    at.lit(b", \"payload_ref\": ")?;
+    next_key!(at, &mut object, "identity")?;
+    let identity = parse_declaration_order(&mut at, members, object.indent())?;
+    next_key!(at, &mut object, "payload_ref")?;
     let payload_ref = if at.lit(b"null").is_some() { None } else { Some(at.string()?) };
-    at.lit(b", \"payload_size\": ")?;
+    next_key!(at, &mut object, "payload_size")?;
     let payload_size = at.uint()?;
-    at.lit(b", \"ttl\": ")?;
+    next_key!(at, &mut object, "ttl")?;
     let ttl = at.f64()?;
     rules::check_ttl(ttl).ok()?;
-    at.lit(b", \"reuse_score\": ")?;
+    next_key!(at, &mut object, "reuse_score")?;
     let reuse_score = at.f64()?;
     rules::check_reuse_score(reuse_score).ok()?;
-    at.lit(b", \"version_id\": ")?;
+    next_key!(at, &mut object, "version_id")?;
     let version_id = at.uint()?;
     rules::check_version_id(version_id).ok()?;
-    at.lit(b", \"consistency\": ")?;
+    next_key!(at, &mut object, "consistency")?;
     let consistency = Consistency::from_json(&at.string()?)?;
-    at.lit(b", \"hlc\": ")?;
+    next_key!(at, &mut object, "hlc")?;
     let hlc = Hlc(at.uint()?);
-    at.lit(b", \"fingerprint_compat\": ")?;
+    next_key!(at, &mut object, "fingerprint_compat")?;
     let fingerprint_compat = rules::parse_fingerprint_compat(&at.string()?).ok()?;
-    at.lit(b"}")?;
+    at.object_end(&object)?;
+    if members == Members::AnyWhitespace {
+        at.ws();
+    }
     if !at.at_end() {
         return None;
     }
@@ -1068,6 +1139,181 @@ mod fast_path_tests {
         let deep = DOCS.replace("\"hlc\": 0", "\"x\": [[[]]], \"hlc\": 0");
         assert!(agrees_any(deep.as_bytes(), Limits { max_depth: 4 }));
         assert!(!agrees_any(deep.as_bytes(), Limits { max_depth: 3 }));
+    }
+
+    /// Whenever a table-order path accepts a text, the general reader accepts it too,
+    /// with a message identical field for field: (compact form taken, any-whitespace
+    /// path taken).
+    fn agrees_in_order(text: &[u8], limits: Limits) -> (bool, bool) {
+        let general = parse_general(text, limits).map(|m| format!("{m:?}"));
+        let taken = [parse_compact_form(text, limits), parse_any_whitespace(text, limits)].map(|fast| {
+            if let Some(fast) = &fast {
+                assert_eq!(Ok(format!("{fast:?}")), general, "{}", String::from_utf8_lossy(text));
+            }
+            fast.is_some()
+        });
+        (taken[0], taken[1])
+    }
+
+    /// `text` (valid JSON) with its whitespace outside strings removed.
+    fn compact(text: &str) -> String {
+        let mut out = String::new();
+        let mut in_string = false;
+        let mut escaped = false;
+        for c in text.chars() {
+            if in_string {
+                in_string = escaped || c != '"';
+                escaped = !escaped && c == '\\';
+            } else if c.is_ascii_whitespace() {
+                continue;
+            } else {
+                in_string = c == '"';
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    /// `text` (valid JSON) pretty-printed as `json.dumps(indent=...)` prints it, with
+    /// `indent` and `newline` as the whitespace.
+    fn pretty(text: &str, indent: &str, newline: &str) -> String {
+        let mut out = String::new();
+        let mut depth = 0;
+        let mut in_string = false;
+        let mut escaped = false;
+        let line = |out: &mut String, depth: usize| {
+            out.push_str(newline);
+            out.push_str(&indent.repeat(depth));
+        };
+        let compact = compact(text);
+        let mut chars = compact.chars().peekable();
+        while let Some(c) = chars.next() {
+            out.push(c);
+            if in_string {
+                in_string = escaped || c != '"';
+                escaped = !escaped && c == '\\';
+            } else {
+                match c {
+                    '"' => in_string = true,
+                    '{' | '[' if !matches!(chars.peek(), Some('}' | ']')) => {
+                        depth += 1;
+                        line(&mut out, depth);
+                    }
+                    ',' => line(&mut out, depth),
+                    ':' => out.push(' '),
+                    _ => {}
+                }
+            }
+            if !in_string && matches!(chars.peek(), Some('}' | ']')) && !matches!(c, '{' | '[') {
+                depth -= 1;
+                line(&mut out, depth);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn compact_and_pretty_text_in_table_order_take_the_in_order_paths_and_agree() {
+        let compact_docs = compact(DOCS);
+        // Escapes in strings (one with `,`, `:` and spaces) and raw UTF-8.
+        let escaped = DOCS.replace("\"public\"", "\"caf\\u00e9-\u{e9}\"").replace(
+            "\"llama-3-8b\", \"model_revision",
+            "\"caf\\u00e9 \\\"x\\\\, : \\ud83d\\ude00/\", \"model_revision",
+        );
+        assert!(
+            compact_docs.starts_with("{\"schema_version\":5,\"tenant_id\":\"public\",\"identity\":{\"payload_hash\":")
+        );
+        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits::default()), (true, true));
+        assert_eq!(agrees_in_order(compact(&escaped).as_bytes(), Limits::default()), (true, true));
+        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits { max_depth: 3 }), (true, true));
+        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits { max_depth: 2 }), (false, false));
+        let two = pretty(DOCS, "  ", "\n");
+        assert!(two.starts_with(
+            "{\n  \"schema_version\": 5,\n  \"tenant_id\": \"public\",\n  \"identity\": {\n    \"payload_hash\""
+        ));
+        assert!(two.contains("\"layer_range\": [\n      0,\n      31\n    ],\n    \"head_range\""));
+        assert!(two.ends_with("\"fingerprint_compat\": \"\"\n}"));
+        for text in [
+            two.clone(),
+            pretty(DOCS, "    ", "\n"),
+            pretty(DOCS, "\t", "\r\n"),
+            pretty(DOCS, "      ", "\n"),
+            pretty(&escaped, "  ", "\n"),
+            format!(" \n{two}\n\n"),
+            format!("\t{compact_docs} "),
+            DOCS.to_string(),
+            DOCS.replace("[0, 31]", "[ 0 , 31 ]").replace("[1, 32", "[\n1\n,\r32 ").replace(": 5,", " :5 ,"),
+            two.replace("\n    \"model_id\"", "\"model_id\"").replace("\n  \"ttl\"", "\n   \"ttl\""),
+            two.replace("\n    ]", "]").replace("\n  }", " }").replace("\n}", "}"),
+            // Runs longer than the window compares.
+            pretty(DOCS, "        ", "\n"),
+        ] {
+            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, true), "{text}");
+        }
+        assert_eq!(agrees_in_order(two.as_bytes(), Limits { max_depth: 3 }), (false, true));
+        assert_eq!(agrees_in_order(two.as_bytes(), Limits { max_depth: 2 }), (false, false));
+        // The written form is not compact text.
+        assert!(parse_written_form(compact_docs.as_bytes(), Limits::default()).is_none());
+    }
+
+    #[test]
+    fn another_key_order_or_any_problem_leaves_the_in_order_paths() {
+        let compact_docs = compact(DOCS);
+        let two = pretty(DOCS, "  ", "\n");
+        for text in [other_spelling(), compact(&other_spelling()), pretty(&other_spelling(), "  ", "\n")]
+            .into_iter()
+            .chain([&compact_docs, &two].into_iter().flat_map(|text| {
+                [
+                    text.replacen("\"ttl\"", "\"x\": 1, \"ttl\"", 1),
+                    text.replacen("\"ttl\"", "\"tt\\u006c\"", 1),
+                    text.replacen("\"model_id\"", "\"model_iD\"", 1),
+                    text.replacen("\"schema_version\"", "\"schema_versio\"", 1),
+                    text.replacen("\"schema_version\":5", "\"schema_version\":4", 1).replacen(
+                        "\"schema_version\": 5",
+                        "\"schema_version\": 4",
+                        1,
+                    ),
+                    text.replacen("5", "5.0", 1),
+                    text.replacen("\"public\"", "\"\"", 1),
+                    text.replacen("0.5", "1.5", 1),
+                    text.replacen("\"\"\n}", "\"\",\n\"hlc\": 0}", 1).replacen("\"\"}", "\"\",\"hlc\":0}", 1),
+                    text.replacen("31", "31,", 1),
+                    text.replacen("31", "31 32", 1),
+                    text.replacen("64", "64,", 1),
+                    text.replacen("64", "64}", 1),
+                    text.replacen("[", "[[", 1),
+                    text.replacen("\"strong\"", "\"strong\" \"strong\"", 1),
+                    text.replacen("\"fingerprint_compat\"", "\"fingerprint_compat\" ", 1)
+                        .replacen("\"\"}", "\"\",}", 1)
+                        .replacen("\"\"\n}", "\"\",\n}", 1),
+                    format!("{text}x"),
+                    format!("[{text}]"),
+                    text[..text.len() - 1].to_string(),
+                ]
+            }))
+        {
+            let (compact_taken, any_taken) = agrees_in_order(text.as_bytes(), Limits::default());
+            assert!(!compact_taken && !any_taken, "{text}");
+            // The reader still gives the general reader's verdict.
+            let general = parse_general(text.as_bytes(), Limits::default()).map(|m| format!("{m:?}"));
+            assert_eq!(FragmentMessage::parse(text.as_bytes()).map(|m| format!("{m:?}")), general, "{text}");
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "minutes under Miri")]
+    fn every_one_byte_change_of_compact_and_pretty_text_agrees_with_the_general_reader() {
+        let compact_docs = compact(DOCS);
+        let taken = crate::json::spelled::one_byte_changes(compact_docs.as_bytes(), |text| {
+            let (compact_taken, any_taken) = agrees_in_order(text, Limits::default());
+            assert!(any_taken || !compact_taken, "compact text the other path leaves");
+            compact_taken
+        });
+        assert!(taken > 100, "{taken}");
+        let two = pretty(DOCS, "  ", "\n");
+        let taken =
+            crate::json::spelled::one_byte_changes(two.as_bytes(), |text| agrees_in_order(text, Limits::default()).1);
+        assert!(taken > 100, "{taken}");
     }
 
     #[test]

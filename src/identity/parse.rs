@@ -7,7 +7,8 @@ use super::{field, field_error, rules, Dtype, InclusiveRange, PayloadIdentity, S
 use crate::error::{Error, ErrorCode};
 #[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
 use crate::frame::trailing_spaces;
-use crate::json::spelled::{KeyTable, Spelled};
+use crate::json::spelled::{first_key, next_key, InOrder, KeyTable, Members, Spacing, Spelled};
+use crate::json::Run;
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
 /// The known keys, for the any-spelling pass.
@@ -326,48 +327,18 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// How a fast path expects the inside of an array to be spelled.
-#[derive(Clone, Copy)]
-enum Spacing {
-    /// No whitespace, and exactly this between elements (`,` or `, `).
-    Exact(&'static [u8]),
-    /// Whitespace anywhere JSON allows it.
-    Any,
-}
-
-impl Spacing {
-    #[inline(always)]
-    fn int(self, at: &mut Spelled<'_>) -> Option<i64> {
-        match self {
-            Spacing::Exact(_) => at.int(),
-            Spacing::Any => {
-                at.ws();
-                let value = at.int()?;
-                at.ws();
-                Some(value)
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn comma(self, at: &mut Spelled<'_>) -> Option<()> {
-        match self {
-            Spacing::Exact(comma) => at.lit(comma),
-            Spacing::Any => at.eat(b',').then_some(()),
-        }
-    }
-}
-
 /// `[a, b]`, a range in the given spacing.
 #[inline(always)]
 fn range(at: &mut Spelled<'_>, spacing: Spacing) -> Option<InclusiveRange> {
     if !at.eat(b'[') {
         return None;
     }
-    let start = spacing.int(at)?;
-    spacing.comma(at)?;
-    let end = spacing.int(at)?;
-    at.eat(b']').then_some(InclusiveRange::new(start, end))
+    let element = spacing.after_open(at);
+    let start = at.int()?;
+    spacing.comma(at, &element)?;
+    let end = at.int()?;
+    spacing.close(at)?;
+    Some(InclusiveRange::new(start, end))
 }
 
 /// `[d, d, ...]`, a shape in the given spacing: 1 to 16 integers.
@@ -376,15 +347,15 @@ fn shape(at: &mut Spelled<'_>, spacing: Spacing) -> Option<Shape> {
     if !at.eat(b'[') {
         return None;
     }
+    let element = spacing.after_open(at);
     let mut dims = [0i64; MAX_SHAPE_DIMS];
     let mut count = 0;
     loop {
-        *dims.get_mut(count)? = spacing.int(at)?;
+        *dims.get_mut(count)? = at.int()?;
         count += 1;
-        if at.eat(b']') {
+        if !spacing.next_element(at, &element)? {
             break;
         }
-        spacing.comma(at)?;
     }
     Shape::from_slice(dims.get(..count)?).ok()
 }
@@ -457,40 +428,47 @@ pub(crate) fn parse_canonical<'a>(text: &'a [u8], limits: Limits) -> Option<Payl
     })
 }
 
-/// An identity object in declaration order with the separators `", "` and `": "` (how
-/// the envelope's `to_bytes` form nests it, SPEC §3.2), read from the cursor's position
-/// to just after its `}`. Like [`parse_canonical`], `None` for anything else; the
-/// identity equals what [`parse_object`] gives for the same text (its `source` is the
-/// object's own text). Depth: the caller checks the limit.
+/// An identity object in declaration order, read from the cursor's position to just
+/// after its `}`: with the separators `", "` and `": "` (how the envelope's `to_bytes`
+/// form nests it, SPEC §3.2) or with any whitespace, as `members` says (the `}`
+/// expected after whitespace spelled as `closing`). Like [`parse_canonical`], `None`
+/// for anything else; the identity equals what [`parse_object`] gives for the same
+/// text (its `source` is the object's own text). Depth: the caller checks the limit.
 #[inline(always)]
-pub(crate) fn parse_declaration_order<'a>(at: &mut Spelled<'a>) -> Option<PayloadIdentity<'a>> {
+pub(crate) fn parse_declaration_order<'a>(
+    at: &mut Spelled<'a>,
+    members: Members,
+    closing: Run,
+) -> Option<PayloadIdentity<'a>> {
     let start = at.pos;
-    at.lit(b"{\"payload_hash\": ")?;
+    let mut object = InOrder::new(members, closing);
+    first_key!(at, &mut object, "payload_hash")?;
+    let elements = object.elements();
     let payload_hash_offset = at.pos - start;
     let payload_hash = at.string()?;
     rules::check_payload_hash(&payload_hash).ok()?;
-    at.lit(b", \"model_id\": ")?;
+    next_key!(at, &mut object, "model_id")?;
     let model_id = at.string()?;
-    at.lit(b", \"model_revision\": ")?;
+    next_key!(at, &mut object, "model_revision")?;
     let model_revision = at.string()?;
-    at.lit(b", \"tokenizer_name\": ")?;
+    next_key!(at, &mut object, "tokenizer_name")?;
     let tokenizer_name = at.string()?;
-    at.lit(b", \"tokenizer_revision\": ")?;
+    next_key!(at, &mut object, "tokenizer_revision")?;
     let tokenizer_revision = at.string()?;
-    at.lit(b", \"layer_range\": ")?;
-    let layer_range = range(at, Spacing::Exact(b", "))?;
+    next_key!(at, &mut object, "layer_range")?;
+    let layer_range = range(at, elements)?;
     rules::check_range("layer_range", layer_range).ok()?;
-    at.lit(b", \"head_range\": ")?;
-    let head_range = range(at, Spacing::Exact(b", "))?;
+    next_key!(at, &mut object, "head_range")?;
+    let head_range = range(at, elements)?;
     rules::check_head_range(head_range).ok()?;
-    at.lit(b", \"token_span\": ")?;
-    let token_span = range(at, Spacing::Exact(b", "))?;
+    next_key!(at, &mut object, "token_span")?;
+    let token_span = range(at, elements)?;
     rules::check_range("token_span", token_span).ok()?;
-    at.lit(b", \"dtype\": ")?;
+    next_key!(at, &mut object, "dtype")?;
     let dtype = Dtype::from_json(&at.string()?)?;
-    at.lit(b", \"shape\": ")?;
-    let shape = shape(at, Spacing::Exact(b", "))?;
-    at.lit(b"}")?;
+    next_key!(at, &mut object, "shape")?;
+    let shape = shape(at, elements)?;
+    at.object_end(&object)?;
     Some(PayloadIdentity {
         source: Some(at.text().get(start..at.pos)?),
         source_is_canonical: false,
@@ -525,6 +503,9 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
         return None;
     }
     at.ws();
+    // Any whitespace in the arrays, and no run expected before a `]`: what is learned
+    // pays off in the table-order passes, whose members come where they are expected.
+    let elements = Spacing::Any(Run::UNKNOWN);
     let mut f = Fields::default();
     let mut seen = 0u16;
     loop {
@@ -562,19 +543,19 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
             }
             field::LAYER_RANGE => {
                 at.past_key(&KNOWN_KEYS, field::LAYER_RANGE)?;
-                let range = range(at, Spacing::Any)?;
+                let range = range(at, elements)?;
                 rules::check_range("layer_range", range).ok()?;
                 f.layer_range = Some(range);
             }
             field::HEAD_RANGE => {
                 at.past_key(&KNOWN_KEYS, field::HEAD_RANGE)?;
-                let range = range(at, Spacing::Any)?;
+                let range = range(at, elements)?;
                 rules::check_head_range(range).ok()?;
                 f.head_range = Some(range);
             }
             field::TOKEN_SPAN => {
                 at.past_key(&KNOWN_KEYS, field::TOKEN_SPAN)?;
-                let range = range(at, Spacing::Any)?;
+                let range = range(at, elements)?;
                 rules::check_range("token_span", range).ok()?;
                 f.token_span = Some(range);
             }
@@ -584,7 +565,7 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
             }
             _ => {
                 at.past_key(&KNOWN_KEYS, field::SHAPE)?;
-                f.shape = Some(shape(at, Spacing::Any)?)
+                f.shape = Some(shape(at, elements)?)
             }
         }
         if !at.next_member(b'}')? {

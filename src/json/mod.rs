@@ -64,7 +64,7 @@ pub use string::{Chars, JsonStr};
 #[cfg(test)]
 pub(crate) use walk::tests::generated_map;
 pub(crate) use walk::{StringArray, StringMapEntries};
-pub(crate) use whitespace::whitespace_end;
+pub(crate) use whitespace::{whitespace_end, Run};
 
 /// Whether `bytes` holds one of the eight bytes of `set` (on x86-64 sixteen bytes a
 /// step with SSE2).

@@ -10,7 +10,7 @@ use super::digits::digit_run;
 use super::float::short_decimal_at;
 use super::number::{scan_number, JsonNumber};
 use super::string::JsonStr;
-use super::whitespace::skip_whitespace;
+use super::whitespace::{skip_whitespace, Run};
 
 /// The cursor. Its steps are `#[inline(always)]`: the position stays in a register and
 /// the literals, constants, are compared in place.
@@ -211,6 +211,78 @@ impl<'a> Spelled<'a> {
         }
     }
 
+    /// Step over whitespace, and say how it was spelled ([`ws_like`](Self::ws_like)).
+    #[inline(always)]
+    pub(crate) fn ws_learn(&mut self) -> Run {
+        let start = self.pos;
+        self.ws();
+        Run::learned(self.text.as_bytes(), start, self.pos)
+    }
+
+    /// Step over whitespace expected to be spelled as `run`: by its length when it is,
+    /// as [`ws`](Self::ws) does when it is not.
+    #[inline(always)]
+    pub(crate) fn ws_like(&mut self, run: &Run) {
+        match run.again_at(self.text.as_bytes(), self.pos) {
+            Some(end) => self.pos = end,
+            None => self.ws(),
+        }
+    }
+
+    /// Step over the next key of `object`, read in table order, and the `:` after it.
+    /// In the written form that is one literal, `written` (the `{` or `", "` before the
+    /// key, the key, `": "`), in compact text another, `compact` (`,` and `:` without
+    /// spaces); with any whitespace it is the `{` (`first`) or the `,`,
+    /// then `quoted` (the key and its quotes), then the `:`, with whitespace anywhere
+    /// between: the run after the `{` is kept, and the runs after the `,`s are expected
+    /// to be spelled alike. The literals are constants at every call ([`first_key!`],
+    /// [`next_key!`]), so each compare is a fixed-size one in place. A key with
+    /// escapes is not taken.
+    #[inline(always)]
+    pub(crate) fn key_in_order(
+        &mut self,
+        object: &mut InOrder,
+        written: &[u8],
+        compact: &[u8],
+        quoted: &[u8],
+        first: bool,
+    ) -> Option<()> {
+        match object.members {
+            Members::Written => self.lit(written),
+            Members::Compact => self.lit(compact),
+            Members::AnyWhitespace => {
+                if first {
+                    if !self.eat(b'{') {
+                        return None;
+                    }
+                    object.indent = self.ws_learn();
+                } else {
+                    self.ws();
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                    self.ws_like(&object.indent);
+                }
+                self.lit(quoted)?;
+                self.colon()
+            }
+        }
+    }
+
+    /// Step over the `}` that ends `object` (with any whitespace: and the whitespace
+    /// before it, expected to be spelled as `object.closing`). A `,` there (a member
+    /// more) is `None`.
+    #[inline(always)]
+    pub(crate) fn object_end(&mut self, object: &InOrder) -> Option<()> {
+        match object.members {
+            Members::Written | Members::Compact => self.lit(b"}"),
+            Members::AnyWhitespace => {
+                self.ws_like(&object.closing);
+                self.eat(b'}').then_some(())
+            }
+        }
+    }
+
     /// Step over the one value that starts here, read strictly by the general reader
     /// (duplicate keys, depth: the value may nest `max_depth` levels); `None` on any
     /// problem.
@@ -317,6 +389,159 @@ impl<'a> Spelled<'a> {
         Some(number)
     }
 }
+
+/// How a table-order reader expects the members of an object to be separated: its
+/// keys and their order are fixed, the whitespace is what this says. (On 32-bit CPUs
+/// only the written form is read this way: flash.)
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[cfg_attr(not(target_pointer_width = "64"), allow(dead_code))]
+pub(crate) enum Members {
+    /// `", "` between members, `": "` after keys and nothing else: the envelope's
+    /// `to_bytes` form (SPEC §3.2).
+    Written,
+    /// `,` between members, `:` after keys and nothing else: compact text, as most
+    /// writers outside Python write JSON (`JSON.stringify`, `serde_json::to_string`,
+    /// `json.dumps` with `separators=(",", ":")`).
+    Compact,
+    /// Whitespace anywhere JSON allows it: pretty-printed text, and any other.
+    AnyWhitespace,
+}
+
+/// An object being read in table order ([`Spelled::key_in_order`]).
+pub(crate) struct InOrder {
+    members: Members,
+    /// The whitespace after the `{`: pretty text indents every member alike.
+    indent: Run,
+    /// The whitespace expected before the `}`: pretty text puts it where the object's
+    /// own member began.
+    closing: Run,
+}
+
+impl InOrder {
+    /// An object whose members are separated as `members` says, and whose `}` is
+    /// expected after whitespace spelled as `closing` (the indent of the members around
+    /// it, or [`Run::UNKNOWN`]).
+    #[inline(always)]
+    pub(crate) fn new(members: Members, closing: Run) -> InOrder {
+        InOrder { members, indent: Run::UNKNOWN, closing }
+    }
+
+    /// The whitespace before this object's members after the first.
+    #[inline(always)]
+    pub(crate) fn indent(&self) -> Run {
+        self.indent
+    }
+
+    /// How an array among these members (after the first) is spelled: `, ` between
+    /// elements in the written form, `,` in compact text; otherwise any whitespace, the
+    /// `]` expected where the members are indented.
+    #[inline(always)]
+    pub(crate) fn elements(&self) -> Spacing {
+        match self.members {
+            Members::Written => Spacing::Exact(b", "),
+            Members::Compact => Spacing::Exact(b","),
+            Members::AnyWhitespace => Spacing::Any(self.indent),
+        }
+    }
+}
+
+/// How a fast path expects the inside of an array to be spelled.
+#[derive(Clone, Copy)]
+pub(crate) enum Spacing {
+    /// No whitespace, and exactly this between elements (`,` or `, `).
+    Exact(&'static [u8]),
+    /// Whitespace anywhere JSON allows it. The run after the `[` is kept and the runs
+    /// after the `,`s expected to be spelled alike; the one before the `]` is expected
+    /// to be spelled as this says.
+    Any(Run),
+}
+
+impl Spacing {
+    /// After an array's `[`: step over any whitespace this spacing allows there, and
+    /// say what to expect after each `,`.
+    #[inline(always)]
+    pub(crate) fn after_open(self, at: &mut Spelled<'_>) -> Run {
+        match self {
+            Spacing::Exact(_) => Run::UNKNOWN,
+            Spacing::Any(_) => at.ws_learn(),
+        }
+    }
+
+    /// The separator between two elements (with any whitespace: the whitespace around it).
+    #[inline(always)]
+    pub(crate) fn comma(self, at: &mut Spelled<'_>, element: &Run) -> Option<()> {
+        match self {
+            Spacing::Exact(comma) => at.lit(comma),
+            Spacing::Any(_) => {
+                at.ws();
+                if !at.eat(b',') {
+                    return None;
+                }
+                at.ws_like(element);
+                Some(())
+            }
+        }
+    }
+
+    /// The `]` that ends the array (with any whitespace: the whitespace before it).
+    #[inline(always)]
+    pub(crate) fn close(self, at: &mut Spelled<'_>) -> Option<()> {
+        if let Spacing::Any(closing) = self {
+            at.ws_like(&closing);
+        }
+        at.eat(b']').then_some(())
+    }
+
+    /// After an element: `Some(true)` at the separator (stepped over as
+    /// [`comma`](Self::comma) does), `Some(false)` at the `]`, `None` at anything else.
+    #[inline(always)]
+    pub(crate) fn next_element(self, at: &mut Spelled<'_>, element: &Run) -> Option<bool> {
+        match self {
+            Spacing::Exact(comma) => {
+                if at.eat(b']') {
+                    return Some(false);
+                }
+                at.lit(comma).map(|()| true)
+            }
+            Spacing::Any(_) => {
+                at.ws();
+                if at.eat(b',') {
+                    at.ws_like(element);
+                    return Some(true);
+                }
+                at.eat(b']').then_some(false)
+            }
+        }
+    }
+}
+
+/// [`Spelled::key_in_order`] for an object's first key, `$name` without quotes: the
+/// literals of the three spellings built from it at compile time.
+macro_rules! first_key {
+    ($at:expr, $object:expr, $name:literal) => {
+        $at.key_in_order(
+            $object,
+            concat!("{\"", $name, "\": ").as_bytes(),
+            concat!("{\"", $name, "\":").as_bytes(),
+            concat!("\"", $name, "\"").as_bytes(),
+            true,
+        )
+    };
+}
+
+/// [`Spelled::key_in_order`] for any key after the first.
+macro_rules! next_key {
+    ($at:expr, $object:expr, $name:literal) => {
+        $at.key_in_order(
+            $object,
+            concat!(", \"", $name, "\": ").as_bytes(),
+            concat!(",\"", $name, "\":").as_bytes(),
+            concat!("\"", $name, "\"").as_bytes(),
+            false,
+        )
+    };
+}
+pub(crate) use {first_key, next_key};
 
 /// The bytes of a key and its closing quote that [`Spelled::known_key`] compares as
 /// words: room for the longest name (23 bytes) and its quote.
