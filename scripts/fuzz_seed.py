@@ -74,7 +74,7 @@ for case in lines("envelopes.jsonl") + [
     {"json": case["input"]} for case in lines("migration_envelopes.jsonl")
 ]:
     add("envelope", case["json"])
-    # The same compact and pretty-printed, for the paths that read those spellings.
+    # The same respelt, for the paths that read those spellings.
     try:
         value = json.loads(case["json"])
     except ValueError:
@@ -82,6 +82,9 @@ for case in lines("envelopes.jsonl") + [
     if isinstance(value, dict):
         add("envelope", json.dumps(value, separators=(",", ":"), ensure_ascii=False))
         add("envelope", json.dumps(value, indent=2, ensure_ascii=False))
+        # Keys in another order, with the written form's and with compact separators.
+        add("envelope", json.dumps(value, sort_keys=True, ensure_ascii=False))
+        add("envelope", json.dumps(value, sort_keys=True, separators=(",", ":")))
     add("python_api", b"\x03\x00" + case["json"].encode("utf-8"))
     add("json_differential", case["json"])
 

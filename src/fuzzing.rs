@@ -49,6 +49,27 @@ pub fn envelope_any_spelling(text: &[u8], limits: Limits) -> Option<FragmentMess
     crate::envelope::parse::parse_any_spelling(text, limits)
 }
 
+/// The any-spelling envelope path's pass with the written form's separators alone
+/// (`None`: not taken), whatever the text's start.
+#[cfg(target_pointer_width = "64")]
+pub fn envelope_any_order_written(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    let at = crate::json::spelled::Spelled::new(text)?;
+    crate::envelope::parse::parse_in_any_order(at, limits, crate::json::spelled::Members::Written)
+}
+
+/// The same with compact text's separators.
+#[cfg(target_pointer_width = "64")]
+pub fn envelope_any_order_compact(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    let at = crate::json::spelled::Spelled::new(text)?;
+    crate::envelope::parse::parse_in_any_order(at, limits, crate::json::spelled::Members::Compact)
+}
+
+/// The same with any whitespace.
+pub fn envelope_any_order_any_whitespace(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    let at = crate::json::spelled::Spelled::new(text)?;
+    crate::envelope::parse::parse_in_any_order(at, limits, crate::json::spelled::Members::AnyWhitespace)
+}
+
 /// The general envelope reader alone.
 pub fn envelope_general(text: &[u8], limits: Limits) -> Result<FragmentMessage<'_>, Error> {
     crate::envelope::parse::parse_general(text, limits)

@@ -487,25 +487,27 @@ pub(crate) fn parse_declaration_order<'a>(
     })
 }
 
-/// An identity object in any spelling — keys in any order, whitespace anywhere JSON
-/// allows it — read from the cursor's `{` to just after its `}` in one forward pass,
-/// with no event reader and no key table: each known key is matched whole, and a bit
-/// per field catches a repeated one. Like the other fast paths, `None` for anything
-/// but a valid identity whose keys are written without escapes (an unknown key, a
-/// field problem, a JSON problem: the general reader decides and words it); what it
-/// accepts equals what [`parse_object`] gives (offsets relative to `base`, `source`
-/// the object's own text). Depth: the caller checks the limit (arrays are one level
-/// below the object).
+/// An identity object with its keys in any order, separated as `members` says
+/// ([`Members::AnyWhitespace`]: whitespace anywhere JSON allows it), read from the
+/// cursor's `{` to just after its `}` in one forward pass with no event reader and no
+/// key table: each known key is matched whole, and a bit per field catches a repeated
+/// one. Like the other fast paths, `None` for anything but a valid identity whose keys
+/// are written without escapes (an unknown key, a field problem, a JSON problem: the
+/// general reader decides and words it); what it accepts equals what [`parse_object`]
+/// gives (offsets relative to `base`, `source` the object's own text). Depth: the
+/// caller checks the limit (arrays are one level below the object).
 #[inline(always)]
-pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<PayloadIdentity<'a>> {
+pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize, members: Members) -> Option<PayloadIdentity<'a>> {
     let start = at.pos;
     if !at.eat(b'{') {
         return None;
     }
-    at.ws();
-    // Any whitespace in the arrays, and no run expected before a `]`: what is learned
-    // pays off in the table-order passes, whose members come where they are expected.
-    let elements = Spacing::Any(Run::UNKNOWN);
+    if members == Members::AnyWhitespace {
+        at.ws();
+    }
+    // With any whitespace, no run expected before a `]`: what is learned pays off in
+    // the table-order passes, whose members come where they are expected.
+    let elements = members.elements(Run::UNKNOWN);
     let mut f = Fields::default();
     let mut seen = 0u16;
     loop {
@@ -519,56 +521,56 @@ pub(crate) fn parse_any_order<'a>(at: &mut Spelled<'a>, base: usize) -> Option<P
         // Each arm steps over its own key: a constant length (`Spelled::past_key`).
         match index {
             field::PAYLOAD_HASH => {
-                at.past_key(&KNOWN_KEYS, field::PAYLOAD_HASH)?;
+                at.past_key(&KNOWN_KEYS, field::PAYLOAD_HASH, members)?;
                 let value_at = at.pos;
                 let hash = at.string()?;
                 rules::check_payload_hash(&hash).ok()?;
                 f.payload_hash = Some((hash, value_at));
             }
             field::MODEL_ID => {
-                at.past_key(&KNOWN_KEYS, field::MODEL_ID)?;
+                at.past_key(&KNOWN_KEYS, field::MODEL_ID, members)?;
                 f.model_id = Some(at.string()?)
             }
             field::MODEL_REVISION => {
-                at.past_key(&KNOWN_KEYS, field::MODEL_REVISION)?;
+                at.past_key(&KNOWN_KEYS, field::MODEL_REVISION, members)?;
                 f.model_revision = Some(at.string()?)
             }
             field::TOKENIZER_NAME => {
-                at.past_key(&KNOWN_KEYS, field::TOKENIZER_NAME)?;
+                at.past_key(&KNOWN_KEYS, field::TOKENIZER_NAME, members)?;
                 f.tokenizer_name = Some(at.string()?)
             }
             field::TOKENIZER_REVISION => {
-                at.past_key(&KNOWN_KEYS, field::TOKENIZER_REVISION)?;
+                at.past_key(&KNOWN_KEYS, field::TOKENIZER_REVISION, members)?;
                 f.tokenizer_revision = Some(at.string()?)
             }
             field::LAYER_RANGE => {
-                at.past_key(&KNOWN_KEYS, field::LAYER_RANGE)?;
+                at.past_key(&KNOWN_KEYS, field::LAYER_RANGE, members)?;
                 let range = range(at, elements)?;
                 rules::check_range("layer_range", range).ok()?;
                 f.layer_range = Some(range);
             }
             field::HEAD_RANGE => {
-                at.past_key(&KNOWN_KEYS, field::HEAD_RANGE)?;
+                at.past_key(&KNOWN_KEYS, field::HEAD_RANGE, members)?;
                 let range = range(at, elements)?;
                 rules::check_head_range(range).ok()?;
                 f.head_range = Some(range);
             }
             field::TOKEN_SPAN => {
-                at.past_key(&KNOWN_KEYS, field::TOKEN_SPAN)?;
+                at.past_key(&KNOWN_KEYS, field::TOKEN_SPAN, members)?;
                 let range = range(at, elements)?;
                 rules::check_range("token_span", range).ok()?;
                 f.token_span = Some(range);
             }
             field::DTYPE => {
-                at.past_key(&KNOWN_KEYS, field::DTYPE)?;
+                at.past_key(&KNOWN_KEYS, field::DTYPE, members)?;
                 f.dtype = Some(Dtype::from_json(&at.string()?)?)
             }
             _ => {
-                at.past_key(&KNOWN_KEYS, field::SHAPE)?;
+                at.past_key(&KNOWN_KEYS, field::SHAPE, members)?;
                 f.shape = Some(shape(at, elements)?)
             }
         }
-        if !at.next_member(b'}')? {
+        if !at.next_member_in(members, b'}')? {
             break;
         }
     }
@@ -601,7 +603,7 @@ pub(crate) fn parse_any_spelling(text: &[u8], limits: Limits) -> Option<PayloadI
     }
     let mut at = Spelled::new(text)?;
     at.ws();
-    let identity = parse_any_order(&mut at, 0)?;
+    let identity = parse_any_order(&mut at, 0, Members::AnyWhitespace)?;
     at.ws();
     // The stored text, surrounding whitespace and all, is the source (as in `parse_general`).
     at.at_end().then_some(PayloadIdentity { source: Some(text), ..identity })

@@ -10,10 +10,12 @@ use super::digits::digit_run;
 use super::float::short_decimal_at;
 use super::number::{scan_number, JsonNumber};
 use super::string::JsonStr;
-use super::whitespace::{skip_whitespace, Run};
+use super::whitespace::{is_whitespace, skip_whitespace, Run};
 
 /// The cursor. Its steps are `#[inline(always)]`: the position stays in a register and
-/// the literals, constants, are compared in place.
+/// the literals, constants, are compared in place. A clone reads the same text again
+/// from the same place without its UTF-8 pass.
+#[derive(Clone)]
 pub(crate) struct Spelled<'a> {
     text: &'a str,
     /// Index of the next byte.
@@ -155,9 +157,14 @@ impl<'a> Spelled<'a> {
     /// colon's steps in each arm cost the envelope reader 1.2 KB.
     #[cfg_attr(target_pointer_width = "64", inline(always))]
     #[cfg_attr(not(target_pointer_width = "64"), inline)]
-    pub(crate) fn past_key<const N: usize>(&mut self, keys: &KeyTable<N>, index: usize) -> Option<()> {
+    pub(crate) fn past_key<const N: usize>(
+        &mut self,
+        keys: &KeyTable<N>,
+        index: usize,
+        members: Members,
+    ) -> Option<()> {
         self.pos += 1 + usize::from(keys.keys.get(index)?.quoted_len);
-        self.colon()
+        self.colon_in(members)
     }
 
     /// A key written without escapes: its text. A key with escapes is `None` (the
@@ -211,6 +218,36 @@ impl<'a> Spelled<'a> {
         }
     }
 
+    /// The `:` after a key, separated as `members` says: `": "` in the written form,
+    /// `:` in compact text (nothing else around it), or as [`colon`](Self::colon).
+    #[cfg_attr(target_pointer_width = "64", inline(always))]
+    #[cfg_attr(not(target_pointer_width = "64"), inline)]
+    pub(crate) fn colon_in(&mut self, members: Members) -> Option<()> {
+        match members {
+            Members::Written => self.lit(b": "),
+            Members::Compact => self.eat(b':').then_some(()),
+            Members::AnyWhitespace => self.colon(),
+        }
+    }
+
+    /// [`next_member`](Self::next_member) with the members separated as `members`
+    /// says: `", "` in the written form, `,` in compact text, and no whitespace before
+    /// `close`; or any whitespace.
+    #[cfg_attr(target_pointer_width = "64", inline(always))]
+    #[cfg_attr(not(target_pointer_width = "64"), inline)]
+    pub(crate) fn next_member_in(&mut self, members: Members, close: u8) -> Option<bool> {
+        match members {
+            Members::Written | Members::Compact => {
+                if self.eat(close) {
+                    return Some(false);
+                }
+                let comma: &[u8] = if members == Members::Written { b", " } else { b"," };
+                self.lit(comma).map(|()| true)
+            }
+            Members::AnyWhitespace => self.next_member(close),
+        }
+    }
+
     /// Step over whitespace, and say how it was spelled ([`ws_like`](Self::ws_like)).
     #[inline(always)]
     pub(crate) fn ws_learn(&mut self) -> Run {
@@ -235,9 +272,15 @@ impl<'a> Spelled<'a> {
     /// spaces); with any whitespace it is the `{` (`first`) or the `,`,
     /// then `quoted` (the key and its quotes), then the `:`, with whitespace anywhere
     /// between: the run after the `{` is kept, and the runs after the `,`s are expected
-    /// to be spelled alike. The literals are constants at every call ([`first_key!`],
-    /// [`next_key!`]), so each compare is a fixed-size one in place. A key with
-    /// escapes is not taken.
+    /// to be spelled alike. Pretty-printed text spells every member's start alike, so
+    /// there the `,` and the run after it, as the last member's start spelled them, and
+    /// then the key and `": "` (the written literal without its `, `), are compared
+    /// first, two compares off the position's dependency chain; any other spelling takes
+    /// the steps above (the pretty envelopes of `bash scripts/bench-simdjson.sh`:
+    /// 1.41–1.45× → 1.26–1.32× simdjson DOM, three alternating runs, Intel Xeon family 6
+    /// model 167). The literals are constants at
+    /// every call ([`first_key!`], [`next_key!`]), so each compare is a fixed-size one in
+    /// place. A key with escapes is not taken.
     #[inline(always)]
     pub(crate) fn key_in_order(
         &mut self,
@@ -257,11 +300,25 @@ impl<'a> Spelled<'a> {
                     }
                     object.indent = self.ws_learn();
                 } else {
+                    let bytes = self.text.as_bytes();
+                    if let Some(key) = object.separator.again_at(bytes, self.pos) {
+                        let start = self.pos;
+                        self.pos = key;
+                        // With whitespace before the value, the steps below read the member.
+                        if self.lit(written.get(", ".len()..)?).is_some()
+                            && bytes.get(self.pos).is_some_and(|&byte| !is_whitespace(byte))
+                        {
+                            return Some(());
+                        }
+                        self.pos = start;
+                    }
                     self.ws();
                     if !self.eat(b',') {
                         return None;
                     }
+                    let comma = self.pos - 1;
                     self.ws_like(&object.indent);
+                    object.separator = Run::learned(bytes, comma, self.pos);
                 }
                 self.lit(quoted)?;
                 self.colon()
@@ -390,9 +447,11 @@ impl<'a> Spelled<'a> {
     }
 }
 
-/// How a table-order reader expects the members of an object to be separated: its
-/// keys and their order are fixed, the whitespace is what this says. (On 32-bit CPUs
-/// only the written form is read this way: flash.)
+/// How a fast path expects the members of an object to be separated: the whitespace
+/// between its tokens is what this says, whether its keys come in a fixed order
+/// ([`Spelled::key_in_order`]) or any ([`Spelled::past_key`]). (On 32-bit CPUs, where
+/// flash counts, keys in order are read only in the written form, and keys in any
+/// order only with any whitespace.)
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[cfg_attr(not(target_pointer_width = "64"), allow(dead_code))]
 pub(crate) enum Members {
@@ -415,6 +474,9 @@ pub(crate) struct InOrder {
     /// The whitespace expected before the `}`: pretty text puts it where the object's
     /// own member began.
     closing: Run,
+    /// The `,` before the last member read by the steps for any whitespace and the
+    /// whitespace after it: how the next member's start is expected to be spelled.
+    separator: Run,
 }
 
 impl InOrder {
@@ -423,7 +485,7 @@ impl InOrder {
     /// it, or [`Run::UNKNOWN`]).
     #[inline(always)]
     pub(crate) fn new(members: Members, closing: Run) -> InOrder {
-        InOrder { members, indent: Run::UNKNOWN, closing }
+        InOrder { members, indent: Run::UNKNOWN, closing, separator: Run::UNKNOWN }
     }
 
     /// The whitespace before this object's members after the first.
@@ -437,10 +499,20 @@ impl InOrder {
     /// `]` expected where the members are indented.
     #[inline(always)]
     pub(crate) fn elements(&self) -> Spacing {
-        match self.members {
+        self.members.elements(self.indent)
+    }
+}
+
+impl Members {
+    /// How an array among members separated this way is spelled: `, ` between elements
+    /// in the written form, `,` in compact text; otherwise any whitespace, the `]`
+    /// expected after whitespace spelled as `closing`.
+    #[inline(always)]
+    pub(crate) fn elements(self, closing: Run) -> Spacing {
+        match self {
             Members::Written => Spacing::Exact(b", "),
             Members::Compact => Spacing::Exact(b","),
-            Members::AnyWhitespace => Spacing::Any(self.indent),
+            Members::AnyWhitespace => Spacing::Any(closing),
         }
     }
 }
@@ -748,6 +820,32 @@ mod tests {
         }
     }
 
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn each_members_start_is_learned_and_a_member_spelled_alike_is_stepped_over() {
+        // Room after the last member for the 16-byte window the steps compare in.
+        let text = "{\n  \"a\": 1,\n  \"bb\": 2,\n  \"c\":  3,\n\t\"d\": 4\n}                ";
+        let at_key = |key: &str| text.find(key).unwrap();
+        let mut at = Spelled::new(text.as_bytes()).unwrap();
+        let mut object = InOrder::new(Members::AnyWhitespace, Run::UNKNOWN);
+        first_key!(at, &mut object, "a").unwrap();
+        assert_eq!(at.int(), Some(1));
+        assert_eq!(object.separator, Run::UNKNOWN);
+        for (key, value, comma) in [("\"bb\"", 2, ",\n  \"bb"), ("\"c\"", 3, ",\n  \"c"), ("\"d\"", 4, ",\n\t\"d")] {
+            at.key_in_order(&mut object, &[b", ", key.as_bytes(), b": "].concat(), b"", key.as_bytes(), false).unwrap();
+            assert_eq!(at.int(), Some(value), "{key}");
+            // What the steps learned: the `,` and the whitespace up to the key.
+            let key_at = at_key(key);
+            let learned = Run::learned(text.as_bytes(), at_key(comma), key_at);
+            assert_eq!(object.separator, learned, "{key}");
+            assert_eq!(learned.again_at(text.as_bytes(), at_key(comma)), Some(key_at), "{key}");
+        }
+        object.closing = Run::learned(text.as_bytes(), at_key("\n}"), at_key("}"));
+        at.object_end(&object).unwrap();
+        at.ws();
+        assert!(at.at_end());
+    }
+
     #[test]
     fn known_keys_match_whole_names_only() {
         const NAMES: [&str; 5] = ["a", "ab", "tenant_id", "ttl", "tokenizer_revision"];
@@ -771,7 +869,7 @@ mod tests {
             assert_eq!(at.pos, 0, "{text}");
             if let Some(index) = expected {
                 let colon = text.find(':');
-                assert_eq!(at.past_key(&KEYS, index).is_some(), colon.is_some(), "{text}");
+                assert_eq!(at.past_key(&KEYS, index, Members::AnyWhitespace).is_some(), colon.is_some(), "{text}");
                 if let Some(colon) = colon {
                     // Past the key, the colon and any space after it.
                     let value = text.len() - text[colon + 1..].trim_start().len();

@@ -11,7 +11,7 @@
 /// Whether `byte` is JSON whitespace. Every token byte is above 0x20, so one compare
 /// usually decides.
 #[inline(always)]
-const fn is_whitespace(byte: u8) -> bool {
+pub(crate) const fn is_whitespace(byte: u8) -> bool {
     byte <= b' ' && matches!(byte, b' ' | b'\n' | b'\t' | b'\r')
 }
 
