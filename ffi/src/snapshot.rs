@@ -656,15 +656,16 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_read_primary(
         if capacity == 0 {
             return Err(no_room());
         }
-        let (mut count, mut last) = (0, None);
-        // Slots first, so no entry is taken from the map without room for it.
-        for ((key_slot, node_slot), (key, node)) in key_slots.iter_mut().zip(node_slots).zip(entries.by_ref()) {
-            key_slot.write(mbr_text::of(key));
-            node_slot.write(mbr_text::of(node));
-            last = Some(Entry::Primary(key, node));
+        let mut count = 0;
+        let mut slots = key_slots.iter_mut().zip(node_slots);
+        let last = entries.read_raw(capacity, |key, node| {
+            if let Some((key_slot, node_slot)) = slots.next() {
+                key_slot.write(mbr_text::of_raw(key));
+                node_slot.write(mbr_text::of_raw(node));
+            }
             count += 1;
-        }
-        cursor.current = last;
+        });
+        cursor.current = last.map(|(key, node)| Entry::Primary(key, node));
         out_count.write(count);
         Ok(())
     })
@@ -717,33 +718,24 @@ pub unsafe extern "C" fn mbr_snapshot_cursor_read_replica(
         if capacity == 0 {
             return Err(no_room());
         }
-        let (mut count, mut used, mut last) = (0, 0, None);
-        for (key_slot, end_slot) in key_slots.iter_mut().zip(end_slots) {
-            // Each node is written as the walk reads it; an entry that turns out not to
-            // fit is given back by restoring the walk from before it.
-            let before = entries.clone();
-            let mut end = used;
-            let each_node = |node| {
-                if let Some(slot) = node_slots.get_mut(end) {
-                    slot.write(mbr_text::of(node));
-                }
-                end += 1;
-            };
-            let Some((key, list)) = entries.next_with_nodes(each_node) else {
-                break;
-            };
-            if end > node_capacity {
-                *entries = before;
-                if count == 0 {
-                    return Err(Error::buffer_too_small(list.len() as u64).in_field("nodes"));
-                }
-                break;
+        let mut count = 0;
+        let each_node = |place: usize, node| {
+            // Places past the room are those of an entry that does not fit.
+            if let Some(slot) = node_slots.get_mut(place) {
+                slot.write(mbr_text::of_raw(node));
             }
-            key_slot.write(mbr_text::of(key));
-            end_slot.write(end);
-            (used, last, count) = (end, Some(Entry::Replica(key, list)), count + 1);
-        }
-        cursor.current = last;
+        };
+        let each_entry = |place: usize, key, end| {
+            if let (Some(key_slot), Some(end_slot)) = (key_slots.get_mut(place), end_slots.get_mut(place)) {
+                key_slot.write(mbr_text::of_raw(key));
+                end_slot.write(end);
+            }
+            count = place + 1;
+        };
+        let last = entries
+            .read_raw(capacity, node_capacity, each_node, each_entry)
+            .map_err(|needed| Error::buffer_too_small(needed as u64).in_field("nodes"))?;
+        cursor.current = last.map(|(key, nodes)| Entry::Replica(key, nodes));
         out_count.write(count);
         Ok(())
     })

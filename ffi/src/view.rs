@@ -15,7 +15,7 @@ use crate::slice::{copy_decoded, input, output, write_out};
 use crate::status::mbr_error;
 use core::ffi::c_char;
 use membrane::identity::{InclusiveRange, PayloadIdentity};
-use membrane::json::{JsonError, JsonStr};
+use membrane::json::{JsonError, JsonStr, RawStr};
 use membrane::Error;
 
 /// A string of a parsed document as its text holds it: the bytes between its quotes.
@@ -36,8 +36,13 @@ pub struct mbr_text {
 impl mbr_text {
     /// The view of a string read from a text (or given plain).
     pub(crate) fn of(value: JsonStr<'_>) -> mbr_text {
-        let raw = value.raw();
-        mbr_text { ptr: raw.as_ptr().cast(), len: raw.len(), has_escapes: value.has_escapes() }
+        mbr_text::of_raw(value.into())
+    }
+
+    /// The view of a string's bytes in its text (a snapshot map's batch read-out).
+    #[inline]
+    pub(crate) fn of_raw(value: RawStr<'_>) -> mbr_text {
+        mbr_text { ptr: value.bytes.as_ptr().cast(), len: value.bytes.len(), has_escapes: value.has_escapes }
     }
 }
 

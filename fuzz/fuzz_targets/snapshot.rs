@@ -1,9 +1,11 @@
 //! Cluster snapshots (SPEC §5): the reader never panics; every accessor and iterator of
 //! an accepted snapshot is safe; the writer's text re-reads and re-writes to itself;
-//! the indexed parse gives the same verdict, and its maps the same entries.
+//! the indexed parse gives the same verdict, and its maps the same entries, one by one
+//! and in batches.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use membrane_frame::json::{JsonStr, RawStr};
 use membrane_frame::snapshot::Snapshot;
 
 fn write(snapshot: &Snapshot<'_>) -> Vec<u8> {
@@ -24,6 +26,68 @@ fn map_entries(snapshot: &Snapshot<'_>) -> (Vec<(String, String)>, Vec<(String, 
     (primary, replica)
 }
 
+/// A string as its text spells it, and whether it holds escapes.
+type Raw = (Vec<u8>, bool);
+
+fn owned(value: RawStr<'_>) -> Raw {
+    (value.bytes.to_vec(), value.has_escapes)
+}
+
+fn raw(value: JsonStr<'_>) -> Raw {
+    owned(value.into())
+}
+
+/// The maps' entries as the iterators hand them out, each string as its text spells it.
+fn raw_entries(snapshot: &Snapshot<'_>) -> (Vec<(Raw, Raw)>, Vec<(Raw, Vec<Raw>)>) {
+    let primary = snapshot.primary_map().iter().map(|(k, v)| (raw(k), raw(v))).collect();
+    let replica = snapshot.replica_map().iter().map(|(k, nodes)| (raw(k), nodes.iter().map(raw).collect())).collect();
+    (primary, replica)
+}
+
+/// The maps' entries as `read_raw` hands them out, in batches of `room` entries and
+/// `node_room` node ids (an entry refused for more node ids is read alone with room for
+/// them), each batch's last entry checked against what it handed out.
+fn batched_entries(snapshot: &Snapshot<'_>, room: usize, node_room: usize) -> (Vec<(Raw, Raw)>, Vec<(Raw, Vec<Raw>)>) {
+    let (mut primary, mut replica) = (Vec::new(), Vec::new());
+    let mut entries = snapshot.primary_map().iter();
+    while let Some((key, node)) = entries.read_raw(room, |k, v| primary.push((owned(k), owned(v)))) {
+        assert_eq!(primary.last(), Some(&(raw(key), raw(node))), "a batch's last entry");
+    }
+    let mut entries = snapshot.replica_map().iter();
+    loop {
+        let mut nodes = Vec::new();
+        let mut heads = Vec::new();
+        let read = match entries.read_raw(
+            room,
+            node_room,
+            |at, n| nodes.push((at, owned(n))),
+            |_, k, end| heads.push((owned(k), end)),
+        ) {
+            Ok(read) => read,
+            Err(needed) => {
+                assert!(needed > node_room, "refused an entry that fits");
+                nodes.clear();
+                entries
+                    .read_raw(1, needed, |at, n| nodes.push((at, owned(n))), |_, k, end| heads.push((owned(k), end)))
+                    .expect("room for its node ids")
+            }
+        };
+        let Some((key, list)) = read else { break };
+        let mut start = 0;
+        for (head, end) in heads {
+            // Node ids handed out for an entry that then did not fit lie past the end.
+            let list: Vec<Raw> =
+                nodes.iter().filter(|(at, _)| (start..end).contains(at)).map(|(_, n)| n.clone()).collect();
+            replica.push((head, list));
+            start = end;
+        }
+        let last = replica.last().expect("an entry");
+        assert_eq!(last.0, raw(key), "a batch's last entry");
+        assert_eq!(last.1.len(), list.len(), "a batch's last entry");
+    }
+    (primary, replica)
+}
+
 /// `Snapshot::parse_indexed` against `parse`'s `result`, with an index of room for
 /// `room` words, then of the words it asks for.
 fn check_indexed(data: &[u8], result: &Result<Snapshot<'_>, membrane_frame::Error>, room: usize) {
@@ -34,6 +98,10 @@ fn check_indexed(data: &[u8], result: &Result<Snapshot<'_>, membrane_frame::Erro
         }
         (Ok(indexed), Ok(parsed)) => {
             assert_eq!(map_entries(&indexed), map_entries(parsed), "indexed maps");
+            let expected = raw_entries(parsed);
+            let (room, node_room) = (1 + data.len() % 5, data.len() % 4);
+            assert_eq!(batched_entries(&indexed, room, node_room), expected, "indexed maps in batches");
+            assert_eq!(batched_entries(parsed, room, node_room), expected, "maps in batches");
             return;
         }
         (indexed, parsed) => {

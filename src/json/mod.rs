@@ -60,7 +60,7 @@ pub(crate) use number::scan_number;
 pub use number::JsonNumber;
 pub(crate) use reader::{literal_end, utf8_aware, valid_prefix};
 pub use reader::{validate, Event, Limits, Reader, DEFAULT_KEY_CAPACITY, DEFAULT_MAX_DEPTH, MAX_DEPTH};
-pub use string::{Chars, JsonStr};
+pub use string::{Chars, JsonStr, RawStr};
 #[cfg(test)]
 pub(crate) use walk::tests::generated_map;
 pub(crate) use walk::{StringArray, StringMapEntries};

@@ -238,14 +238,21 @@ impl<'a> Spelled<'a> {
     pub(crate) fn next_member_in(&mut self, members: Members, close: u8) -> Option<bool> {
         match members {
             Members::Written | Members::Compact => {
-                if self.eat(close) {
-                    return Some(false);
-                }
                 let comma: &[u8] = if members == Members::Written { b", " } else { b"," };
-                self.lit(comma).map(|()| true)
+                self.close_or(close, comma)
             }
             Members::AnyWhitespace => self.next_member(close),
         }
+    }
+
+    /// Between a container's items spelled with exact separators: `Some(false)` after
+    /// `close`, `Some(true)` after `separator`, `None` at anything else.
+    #[inline(always)]
+    fn close_or(&mut self, close: u8, separator: &[u8]) -> Option<bool> {
+        if self.eat(close) {
+            return Some(false);
+        }
+        self.lit(separator).map(|()| true)
     }
 
     /// Step over whitespace, and say how it was spelled ([`ws_like`](Self::ws_like)).
@@ -278,9 +285,9 @@ impl<'a> Spelled<'a> {
     /// first, two compares off the position's dependency chain; any other spelling takes
     /// the steps above (the pretty envelopes of `bash scripts/bench-simdjson.sh`:
     /// 1.41–1.45× → 1.26–1.32× simdjson DOM, three alternating runs, Intel Xeon family 6
-    /// model 167). The literals are constants at
-    /// every call ([`first_key!`], [`next_key!`]), so each compare is a fixed-size one in
-    /// place. A key with escapes is not taken.
+    /// model 167). The literals are constants at every call ([`first_key!`],
+    /// [`next_key!`]), so each compare is a fixed-size one in place. A key with escapes
+    /// is not taken.
     #[inline(always)]
     pub(crate) fn key_in_order(
         &mut self,
@@ -569,12 +576,7 @@ impl Spacing {
     #[inline(always)]
     pub(crate) fn next_element(self, at: &mut Spelled<'_>, element: &Run) -> Option<bool> {
         match self {
-            Spacing::Exact(comma) => {
-                if at.eat(b']') {
-                    return Some(false);
-                }
-                at.lit(comma).map(|()| true)
-            }
+            Spacing::Exact(comma) => at.close_or(b']', comma),
             Spacing::Any(_) => {
                 at.ws();
                 if at.eat(b',') {

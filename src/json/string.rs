@@ -365,6 +365,33 @@ impl fmt::Display for JsonStr<'_> {
     }
 }
 
+/// The bytes of a string as its text spells it (between the quotes, escapes as
+/// written) and whether it holds escapes: a [`JsonStr`] for a caller that hands the
+/// bytes on as they are, such as the C ABI's views. No `str` is made of them, so the
+/// text is not read to check that they start and end between characters: a snapshot's
+/// map index gives them from its words alone
+/// ([`PrimaryEntries::read_raw`](crate::snapshot::PrimaryEntries::read_raw)).
+///
+/// ```
+/// use membrane_frame::json::{JsonStr, RawStr};
+/// let raw = RawStr::from(JsonStr::from_plain("node-1"));
+/// assert_eq!((raw.bytes, raw.has_escapes), (&b"node-1"[..], false));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawStr<'a> {
+    /// The string's bytes in its text, escapes as written.
+    pub bytes: &'a [u8],
+    /// Whether `bytes` holds backslash escapes (so differs from the value).
+    pub has_escapes: bool,
+}
+
+impl<'a> From<JsonStr<'a>> for RawStr<'a> {
+    #[inline]
+    fn from(value: JsonStr<'a>) -> RawStr<'a> {
+        RawStr { bytes: value.raw.as_bytes(), has_escapes: value.has_escapes }
+    }
+}
+
 /// Iterator over the decoded characters of a [`JsonStr`].
 #[derive(Clone, Debug)]
 pub struct Chars<'a> {

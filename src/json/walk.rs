@@ -89,12 +89,13 @@ impl SpecialBlock {
 #[inline(always)]
 fn special_bits(block: &[u8; 64]) -> u64 {
     let (lanes, _) = block.as_chunks::<16>();
-    // Each lane's sixteen bits in their two bytes of the word.
-    let mut bits = [0u8; 8];
-    for (pair, lane) in bits.chunks_exact_mut(2).zip(lanes) {
-        pair.copy_from_slice(&(super::sse2::special_lanes(lane) as u16).to_le_bytes());
-    }
-    u64::from_le_bytes(bits)
+    // Each lane's sixteen bits shifted to their place in the word (put into a byte array
+    // and read back as a word, they cost the parse of bench-simdjson's 9 MiB snapshot
+    // 5–8 % more time).
+    lanes
+        .iter()
+        .zip([0, 16, 32, 48])
+        .fold(0, |bits, (lane, shift)| bits | u64::from(super::sse2::special_lanes(lane)) << shift)
 }
 
 impl<'a> Cursor<'a> {

@@ -52,7 +52,7 @@ pub use store::{SaveStep, SnapshotStore};
 use crate::error::{Error, ErrorCode};
 use crate::json::keys::rewalk_reader;
 use crate::json::map_index::MapIndex;
-use crate::json::{Event, JsonStr, Reader, StringArray, StringMapEntries};
+use crate::json::{Event, JsonStr, RawStr, Reader, StringArray, StringMapEntries};
 use crate::table::is_valid_json_id;
 
 /// The `schema_version` this crate writes.
@@ -246,6 +246,59 @@ impl<'a> Iterator for PrimaryEntries<'a> {
     }
 }
 
+impl<'a> PrimaryEntries<'a> {
+    /// The next `room` entries at most, each handed to `each` as the raw strings of its
+    /// key and node id, in order; the last of them as [`next`](Iterator::next) gives it,
+    /// `None` when the map had ended. A batch as the C ABI's
+    /// `mbr_snapshot_cursor_read_primary` hands it out: over the index of a
+    /// [`parse_indexed`](Snapshot::parse_indexed) snapshot only its words are read, not
+    /// the text.
+    ///
+    /// ```
+    /// use membrane_frame::snapshot::Snapshot;
+    /// let text = br#"{"captured_at": 0.5, "cluster_epoch": 3, "membership": [], "schema_version": 5, "server": {"error_count": 0, "request_count": 0}, "shards": {"primary_map": {"h1": "node-1", "h2": "node-2", "h3": "node-3"}, "replica_map": {}}}"#;
+    /// let mut index = [0u32; 12];
+    /// let snapshot = Snapshot::parse_indexed(text, &mut index)?;
+    /// let mut entries = snapshot.primary_map().iter();
+    /// let mut nodes = Vec::new();
+    /// let last = entries.read_raw(2, |_, node| nodes.push(node.bytes));
+    /// assert_eq!(nodes, [&b"node-1"[..], b"node-2"]);
+    /// assert_eq!(last.map(|(key, _)| key.as_str()), Some(Some("h2")));
+    /// assert_eq!(entries.next().map(|(key, _)| key.as_str()), Some(Some("h3")));
+    /// assert!(entries.read_raw(2, |_, _| unreachable!()).is_none());
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    pub fn read_raw(
+        &mut self,
+        room: usize,
+        mut each: impl FnMut(RawStr<'a>, RawStr<'a>),
+    ) -> Option<(JsonStr<'a>, JsonStr<'a>)> {
+        // On microcontrollers, where flash counts, through `next`: the loops over the
+        // words cost the image with every C function 1 KB (thumbv7em,
+        // `make -C c-examples baremetal-check`).
+        #[cfg(target_pointer_width = "64")]
+        if let MapRepr::Indexed(index, words) = &mut self.0 {
+            // The words of the last entry read, made into strings once at the end.
+            let mut last = None;
+            for _ in 0..room {
+                let entry = *words;
+                let (Some(key), Some(node)) = (index.next_raw(words), index.next_raw(words)) else {
+                    break;
+                };
+                each(key, node);
+                last = Some(entry);
+            }
+            return last.and_then(|mut entry| index.next_pair(&mut entry));
+        }
+        let mut last = None;
+        for (key, node) in self.by_ref().take(room) {
+            each(key.into(), node.into());
+            last = Some((key, node));
+        }
+        last
+    }
+}
+
 /// `shards.replica_map`: content hash → replica node ids.
 #[derive(Clone, Copy, Debug)]
 pub struct ReplicaMap<'a> {
@@ -332,6 +385,94 @@ impl<'a> ReplicaEntries<'a> {
                 Some((key, ReplicaNodes(NodesRepr::Indexed(*index, nodes))))
             }
         }
+    }
+
+    /// The next `room` entries at most whose node ids number `node_room` at most in all:
+    /// each node id handed to `each_node` with its place among them, then the entry's
+    /// place and key to `each_entry` with the number of node ids handed out so far; the
+    /// last entry as [`next`](Iterator::next) gives it, `Ok(None)` when the map had
+    /// ended. Reading stops before an entry whose node ids do not fit what is left of
+    /// `node_room`; when that is the first, nothing is read and `Err` gives their number.
+    /// A batch as the C ABI's `mbr_snapshot_cursor_read_replica` hands it out: over the
+    /// index of a [`parse_indexed`](Snapshot::parse_indexed) snapshot only its words are
+    /// read, not the text. Without one, a list is counted as it is read, so `each_node`
+    /// may also get the node ids of an entry that then does not fit, at places from
+    /// that entry's on.
+    ///
+    /// ```
+    /// use membrane_frame::snapshot::Snapshot;
+    /// let text = br#"{"captured_at": 0.5, "cluster_epoch": 3, "membership": [], "schema_version": 5, "server": {"error_count": 0, "request_count": 0}, "shards": {"primary_map": {}, "replica_map": {"h1": ["n1", "n2"], "h2": ["n3"], "h3": ["n4", "n5"]}}}"#;
+    /// let mut index = [0u32; 19];
+    /// let snapshot = Snapshot::parse_indexed(text, &mut index)?;
+    /// let mut entries = snapshot.replica_map().iter();
+    /// let mut ends = Vec::new();
+    /// let last = entries.read_raw(3, 4, |_, _| {}, |_, key, end| ends.push((key.bytes, end)));
+    /// assert_eq!(ends, [(&b"h1"[..], 2), (b"h2", 3)]);
+    /// assert_eq!(last.map(|read| read.map(|(key, nodes)| (key.as_str(), nodes.len()))), Ok(Some((Some("h2"), 1))));
+    /// assert_eq!(entries.read_raw(3, 1, |_, _| {}, |_, _, _| {}).map(|read| read.is_some()), Err(2));
+    /// # Ok::<(), membrane_frame::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)] // the last entry as `next` gives it, or a count
+    pub fn read_raw(
+        &mut self,
+        room: usize,
+        node_room: usize,
+        mut each_node: impl FnMut(usize, RawStr<'a>),
+        mut each_entry: impl FnMut(usize, RawStr<'a>, usize),
+    ) -> Result<Option<(JsonStr<'a>, ReplicaNodes<'a>)>, usize> {
+        let mut used = 0;
+        // On microcontrollers through `next_with_nodes`, as `PrimaryEntries::read_raw`.
+        #[cfg(target_pointer_width = "64")]
+        if let MapRepr::Indexed(index, words) = &mut self.0 {
+            // The words of the last entry read, made into strings once at the end.
+            let mut last = None;
+            for place in 0..room {
+                let entry = *words;
+                let mut rest = *words;
+                let Some(key) = index.next_raw(&mut rest) else { break };
+                let Some((&count, rest)) = rest.split_first() else { break };
+                // Counted before it is read: an entry that does not fit is not touched.
+                let count = count as usize;
+                if count > node_room - used {
+                    if place == 0 {
+                        return Err(count);
+                    }
+                    break;
+                }
+                let Some((mut nodes, rest)) = rest.split_at_checked(2 * count) else { break };
+                while let Some(node) = index.next_raw(&mut nodes) {
+                    each_node(used, node);
+                    used += 1;
+                }
+                *words = rest;
+                each_entry(place, key, used);
+                last = Some(entry);
+            }
+            let nodes_of = |(key, nodes)| (key, ReplicaNodes(NodesRepr::Indexed(*index, nodes)));
+            return Ok(last.and_then(|mut entry| index.next_list(&mut entry)).map(nodes_of));
+        }
+        let mut last = None;
+        for place in 0..room {
+            let before = self.clone();
+            let mut end = used;
+            let Some((key, nodes)) = self.next_with_nodes(|node| {
+                each_node(end, node.into());
+                end += 1;
+            }) else {
+                break;
+            };
+            if end > node_room {
+                *self = before;
+                if place == 0 {
+                    return Err(nodes.len());
+                }
+                break;
+            }
+            each_entry(place, key.into(), end);
+            used = end;
+            last = Some((key, nodes));
+        }
+        Ok(last)
     }
 }
 

@@ -73,6 +73,10 @@ fn built_and_parsed_snapshots_show_the_same_values() {
     let parsed = Snapshot::parse(&out[..len]).unwrap();
     assert_eq!(parsed.source(), Some(&out[..len]));
     check_views(&parsed);
+    for snapshot in [built(), parsed] {
+        assert!(check_raw_batches(&snapshot, 1, 2));
+        assert!(!check_raw_batches(&snapshot, 2, 1));
+    }
 }
 
 #[test]
@@ -163,11 +167,93 @@ fn map_contents(snapshot: &Snapshot<'_>) -> MapContents {
     (primary, replica, walked)
 }
 
+/// A string by where it lies: raw strings are views in place, as the iterators' are.
+fn place(value: RawStr<'_>) -> (*const u8, usize, bool) {
+    (value.bytes.as_ptr(), value.bytes.len(), value.has_escapes)
+}
+
+/// The maps read through `read_raw` in batches of `room` entries and `node_room` node
+/// ids, against their iterators: the same strings in the same places, each batch's last
+/// entry as `next` gave it, a batch cut short only by an entry whose node ids do not fit
+/// what is left, and that entry refused with their number when it comes first (the
+/// iterator not moved). Whether every replica entry was read.
+fn check_raw_batches(snapshot: &Snapshot<'_>, room: usize, node_room: usize) -> bool {
+    let expected: Vec<_> = snapshot.primary_map().iter().collect();
+    let mut entries = snapshot.primary_map().iter();
+    let mut read = Vec::new();
+    loop {
+        let before = read.len();
+        let last = entries.read_raw(room, |key, node| read.push((place(key), place(node))));
+        let batch = read.len() - before;
+        assert!(batch <= room);
+        assert_eq!(last, read.len().checked_sub(1).filter(|_| batch > 0).map(|at| expected[at]));
+        if batch == 0 {
+            break;
+        }
+    }
+    let places: Vec<_> = expected.iter().map(|&(key, node)| (place(key.into()), place(node.into()))).collect();
+    assert_eq!(read, places);
+
+    let expected: Vec<_> =
+        snapshot.replica_map().iter().map(|(key, nodes)| (key, nodes.iter().collect::<Vec<_>>())).collect();
+    let mut entries = snapshot.replica_map().iter();
+    let mut read = Vec::new();
+    loop {
+        let (mut nodes, mut heads) = (Vec::new(), Vec::new());
+        let result = entries.read_raw(
+            room,
+            node_room,
+            |at, node| nodes.push((at, place(node))),
+            |at, key, end| heads.push((at, place(key), end)),
+        );
+        let next = expected.get(read.len());
+        let last = match result {
+            Err(needed) => {
+                let (key, list) = next.unwrap();
+                assert_eq!((heads.len(), needed), (0, list.len()));
+                assert!(needed > node_room);
+                assert_eq!(entries.clone().next().map(|(key, _)| key), Some(*key));
+                break;
+            }
+            Ok(last) => last,
+        };
+        let mut start = 0;
+        for (at, &(head_at, key, end)) in heads.iter().enumerate() {
+            assert_eq!(head_at, at);
+            // The node ids handed at places start..end: an entry that did not fit may
+            // have had its own handed out at places from the end on.
+            let list: Vec<_> = (start..end)
+                .map(|at| nodes.iter().rev().find(|(place, _)| *place == at).map(|&(_, node)| node))
+                .collect::<Option<_>>()
+                .unwrap();
+            read.push((key, list));
+            start = end;
+        }
+        assert!(heads.len() <= room && start <= node_room);
+        let Some(last) = last else {
+            assert!(heads.is_empty());
+            break;
+        };
+        let (key, list) = &expected[read.len() - 1];
+        assert_eq!((last.0, last.1.iter().collect::<Vec<_>>()), (*key, list.clone()));
+        if heads.len() < room {
+            // Cut short: the map has ended or the next entry does not fit.
+            assert!(expected.get(read.len()).is_none_or(|(_, list)| list.len() > node_room - start));
+        }
+    }
+    let places: Vec<_> = expected
+        .iter()
+        .map(|(key, list)| (place((*key).into()), list.iter().map(|&node| place(node.into())).collect::<Vec<_>>()))
+        .collect();
+    assert_eq!(read, places[..read.len()]);
+    read.len() == expected.len()
+}
+
 #[test]
 fn an_indexed_snapshot_reads_what_the_text_holds() {
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     for entries in [0, 1, 2, 7, if cfg!(miri) { 9 } else { 300 }] {
-        for _ in 0..if cfg!(miri) { 2 } else { 20 } {
+        for _ in 0..if cfg!(miri) { 1 } else { 20 } {
             let text = generated_snapshot(&mut state, entries);
             let parsed = Snapshot::parse(text.as_bytes());
             assert!(parsed.is_ok(), "{parsed:?}: {text}");
@@ -188,6 +274,13 @@ fn an_indexed_snapshot_reads_what_the_text_holds() {
             assert!(indexed.primary_map().index.is_some() && indexed.replica_map().index.is_some());
             assert_eq!((indexed.primary_map().len(), indexed.replica_map().len()), (entries, entries));
             assert_eq!(map_contents(&indexed), map_contents(&parsed), "{text}");
+            let batches: &[(usize, usize)] =
+                if cfg!(miri) { &[(1, 1), (3, 64)] } else { &[(1, 0), (1, 1), (2, 3), (3, 64), (256, 1024)] };
+            for &(room, node_room) in batches {
+                let whole = check_raw_batches(&indexed, room, node_room);
+                assert_eq!(check_raw_batches(&parsed, room, node_room), whole, "{text}");
+                assert!(whole || node_room < 3);
+            }
             // Escapes are known without reading the text again.
             let escapes = |snapshot: &Snapshot<'_>| -> Vec<bool> {
                 snapshot.primary_map().iter().flat_map(|(k, v)| [k.has_escapes(), v.has_escapes()]).collect()
