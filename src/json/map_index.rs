@@ -126,10 +126,16 @@ impl<'a> MapIndex<'a> {
     #[inline]
     pub(crate) fn next_list(&self, words: &mut &'a [u32]) -> Option<(JsonStr<'a>, &'a [u32])> {
         let key = self.next_string(words)?;
-        let (&count, rest) = words.split_first()?;
-        let (items, rest) = rest.split_at_checked(2 * count as usize)?;
-        *words = rest;
-        Some((key, items))
+        Some((key, next_items(words)?))
+    }
+
+    /// [`next_list`](Self::next_list) with the key as [`next_raw`](Self::next_raw)
+    /// gives it: the text is not read.
+    #[cfg(target_pointer_width = "64")]
+    #[inline]
+    pub(crate) fn next_raw_list(&self, words: &mut &'a [u32]) -> Option<(super::RawStr<'a>, &'a [u32])> {
+        let key = self.next_raw(words)?;
+        Some((key, next_items(words)?))
     }
 
     /// The string of the two words at the front of `words`, which it steps past.
@@ -149,6 +155,16 @@ impl<'a> MapIndex<'a> {
         let (span, has_escapes) = next_span(words)?;
         Some(super::RawStr { bytes: self.text.as_bytes().get(span)?, has_escapes })
     }
+}
+
+/// The words of the array's strings after an entry's key: its count word, then two
+/// words a string; steps past them.
+#[inline(always)]
+fn next_items<'a>(words: &mut &'a [u32]) -> Option<&'a [u32]> {
+    let (&count, rest) = words.split_first()?;
+    let (items, rest) = rest.split_at_checked(2 * count as usize)?;
+    *words = rest;
+    Some(items)
 }
 
 /// Where the string of the two words at the front of `words` lies and whether it has

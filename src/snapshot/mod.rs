@@ -429,17 +429,15 @@ impl<'a> ReplicaEntries<'a> {
             for place in 0..room {
                 let entry = *words;
                 let mut rest = *words;
-                let Some(key) = index.next_raw(&mut rest) else { break };
-                let Some((&count, rest)) = rest.split_first() else { break };
+                let Some((key, mut nodes)) = index.next_raw_list(&mut rest) else { break };
                 // Counted before it is read: an entry that does not fit is not touched.
-                let count = count as usize;
+                let count = nodes.len() / 2;
                 if count > node_room - used {
                     if place == 0 {
                         return Err(count);
                     }
                     break;
                 }
-                let Some((mut nodes, rest)) = rest.split_at_checked(2 * count) else { break };
                 while let Some(node) = index.next_raw(&mut nodes) {
                     each_node(used, node);
                     used += 1;
