@@ -38,6 +38,12 @@ pub fn envelope_compact(text: &[u8], limits: Limits) -> Option<FragmentMessage<'
     crate::envelope::parse::parse_compact_form(text, limits)
 }
 
+/// The envelope's indented-form fast path alone (`None`: not taken).
+#[cfg(target_pointer_width = "64")]
+pub fn envelope_indented(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    crate::envelope::parse::parse_indented_form(text, limits)
+}
+
 /// The envelope's table-order path with any whitespace alone (`None`: not taken).
 #[cfg(target_pointer_width = "64")]
 pub fn envelope_any_whitespace(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {

@@ -1,6 +1,7 @@
 //! The v5 envelope reader (SPEC §3): never panics; whatever the `to_bytes`-form fast
-//! path, the compact-form one, the table-order pass with any whitespace or the
-//! any-spelling forward pass (and each of its passes for one spacing) accepts, the general reader accepts with the identical
+//! path, the compact-form one, the indented-form one, the table-order pass with any
+//! whitespace or the any-spelling forward pass (and each of its passes for one spacing)
+//! accepts, the general reader accepts with the identical
 //! message (every field, raw strings, offsets and sources, by `Debug`); what the
 //! reader accepts, the writer re-emits as a text the reader accepts with equal values,
 //! and re-emission is a fixed point.
@@ -9,7 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use membrane_frame::fuzzing::{
     envelope_any_order_any_whitespace, envelope_any_order_compact, envelope_any_order_written, envelope_any_spelling,
-    envelope_any_whitespace, envelope_compact, envelope_fast, envelope_general,
+    envelope_any_whitespace, envelope_compact, envelope_fast, envelope_general, envelope_indented,
 };
 use membrane_frame::json::Limits;
 use membrane_frame::FragmentMessage;
@@ -18,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let fast_paths = [
         envelope_fast,
         envelope_compact,
+        envelope_indented,
         envelope_any_whitespace,
         envelope_any_spelling,
         envelope_any_order_written,

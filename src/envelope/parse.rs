@@ -9,7 +9,7 @@ use crate::digest::Sha256Digest;
 use crate::error::{Error, ErrorCode};
 use crate::hlc::Hlc;
 use crate::identity::{parse_any_order, parse_declaration_order, parse_object, PayloadIdentity};
-use crate::json::spelled::{first_key, next_key, InOrder, KeyTable, Members, Spelled};
+use crate::json::spelled::{first_key, level, next_key, InOrder, KeyTable, Members, Spelled};
 #[cfg(target_pointer_width = "64")]
 use crate::json::whitespace_end;
 use crate::json::Run;
@@ -125,8 +125,18 @@ impl<'a> FragmentMessage<'a> {
             return Ok(message);
         }
         #[cfg(target_pointer_width = "64")]
-        if let Some(message) = parse_compact_form(text, limits).or_else(|| parse_any_whitespace(text, limits)) {
-            return Ok(message);
+        {
+            // One `if` a pass, not a chain of `or_else`, whose closures moved the
+            // message out again (79 instructions a compact envelope, callgrind).
+            if let Some(message) = parse_compact_form(text, limits) {
+                return Ok(message);
+            }
+            if let Some(message) = parse_indented_form(text, limits) {
+                return Ok(message);
+            }
+            if let Some(message) = parse_any_whitespace(text, limits) {
+                return Ok(message);
+            }
         }
         match parse_any_spelling(text, limits) {
             Some(message) => Ok(message),
@@ -150,20 +160,35 @@ pub(crate) fn parse_general(text: &[u8], limits: Limits) -> Result<FragmentMessa
 /// words the error).
 #[inline(always)]
 pub(crate) fn parse_written_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
-    // Any other spelling fails here, before the UTF-8 pass: two 16-byte compares in
-    // place (all 35 bytes at once became a call to `bcmp`), the last three bytes
-    // after the UTF-8 pass.
-    if text.first_chunk::<32>() != WRITTEN_OPENING.first_chunk::<32>() {
-        return None;
-    }
-    parse_in_table_order(text, limits, Members::Written)
+    parse_exact_form(text, limits, Members::Written)
 }
 
-/// The written form's first member and the second key.
-const WRITTEN_OPENING: &[u8; 35] = b"{\"schema_version\": 5, \"tenant_id\": ";
+/// The text read in table order with `members`' exact separators, if it starts as
+/// that form does. Any other spelling fails at the start, before the UTF-8 pass: two
+/// 16-byte compares in place (all of the opening at once became a call to `bcmp`);
+/// the rest of the opening is compared after it.
+#[inline(always)]
+fn parse_exact_form(text: &[u8], limits: Limits, members: Members) -> Option<FragmentMessage<'_>> {
+    if text.first_chunk::<OPENING_CHECKED>() != opening(members).first_chunk::<OPENING_CHECKED>() {
+        return None;
+    }
+    parse_in_table_order(text, limits, members)
+}
 
-/// The same in compact text, compared before the UTF-8 pass.
-const COMPACT_OPENING: &[u8; 32] = b"{\"schema_version\":5,\"tenant_id\":";
+/// The first member and the second key, as each form with exact separators spells
+/// them (none for any whitespace).
+const fn opening(members: Members) -> &'static [u8] {
+    match members {
+        Members::Written => b"{\"schema_version\": 5, \"tenant_id\": ",
+        Members::Compact => b"{\"schema_version\":5,\"tenant_id\":",
+        Members::Indented => b"{\n  \"schema_version\": 5,\n  \"tenant_id\": ",
+        Members::AnyWhitespace => b"",
+    }
+}
+
+/// The bytes of an opening compared before the UTF-8 pass: the shortest opening's.
+const OPENING_CHECKED: usize = 32;
+const _: () = assert!(opening(Members::Compact).len() == OPENING_CHECKED);
 
 /// An envelope in the written form's key order without whitespace (compact text:
 /// `JSON.stringify`, `serde_json`, `json.dumps` with `separators=(",", ":")`), read as
@@ -173,11 +198,24 @@ const COMPACT_OPENING: &[u8; 32] = b"{\"schema_version\":5,\"tenant_id\":";
 #[cfg(target_pointer_width = "64")]
 #[inline(always)]
 pub(crate) fn parse_compact_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
-    // Any other spelling fails here, before the UTF-8 pass.
-    if text.first_chunk::<32>() != Some(COMPACT_OPENING) {
-        return None;
-    }
-    parse_in_table_order(text, limits, Members::Compact)
+    parse_exact_form(text, limits, Members::Compact)
+}
+
+/// An envelope in the written form's key order, indented two spaces a level, each
+/// member and array element on a line of its own ([`Members::Indented`]: `json.dumps`
+/// with `indent=2`, `JSON.stringify(value, null, 2)`, `jq`), read as
+/// [`parse_written_form`] reads its form: each member's start (the `,`, a line's end,
+/// the indent) and its key with `": "` two compares, each array's lines three
+/// literals, instead of whitespace tests (the pretty envelopes of `bash
+/// scripts/bench-simdjson.sh`: 5 520 instructions each, 7 203 through
+/// [`parse_any_whitespace`], callgrind). Whitespace after the object is allowed (`jq`
+/// ends its output with a line's end). `None` as for [`parse_written_form`]: pretty text
+/// indented otherwise (four spaces, tabs) goes to [`parse_any_whitespace`]. On 64-bit
+/// CPUs only, as [`parse_compact_form`].
+#[cfg(target_pointer_width = "64")]
+#[inline(always)]
+pub(crate) fn parse_indented_form(text: &[u8], limits: Limits) -> Option<FragmentMessage<'_>> {
+    parse_exact_form(text, limits, Members::Indented)
 }
 
 /// An envelope whose keys, and the identity's, are in the written form's order, with
@@ -210,7 +248,8 @@ pub(crate) fn parse_any_whitespace(text: &[u8], limits: Limits) -> Option<Fragme
 }
 
 /// The written form's keys in its order, separated as `members` says: the one pass
-/// behind [`parse_written_form`], [`parse_compact_form`] and [`parse_any_whitespace`].
+/// behind [`parse_written_form`], [`parse_compact_form`], [`parse_indented_form`] and
+/// [`parse_any_whitespace`].
 #[inline(always)]
 fn parse_in_table_order(text: &[u8], limits: Limits, members: Members) -> Option<FragmentMessage<'_>> {
     // The envelope is depth 1, the identity 2, its arrays 3.
@@ -218,19 +257,18 @@ fn parse_in_table_order(text: &[u8], limits: Limits, members: Members) -> Option
         return None;
     }
     let mut at = Spelled::new(text)?;
-    let mut object = InOrder::new(members, Run::UNKNOWN);
+    let mut object = InOrder::new(members, level!("", "  "), Run::UNKNOWN);
     match members {
-        // Compared before the UTF-8 pass (the written form's first 32 bytes).
-        Members::Written => {
-            at.pos = 32;
-            at.lit(WRITTEN_OPENING.last_chunk::<3>()?)?;
-        }
-        Members::Compact => at.pos = COMPACT_OPENING.len(),
         Members::AnyWhitespace => {
             at.ws();
             first_key!(at, &mut object, "schema_version")?;
             (at.int()? == SCHEMA_VERSION).then_some(())?;
             next_key!(at, &mut object, "tenant_id")?;
+        }
+        // The opening's start was compared before the UTF-8 pass (`parse_exact_form`).
+        exact => {
+            at.pos = OPENING_CHECKED;
+            at.lit(opening(exact).get(OPENING_CHECKED..)?)?;
         }
     }
     let tenant_id = at.string()?;
@@ -257,7 +295,7 @@ fn parse_in_table_order(text: &[u8], limits: Limits, members: Members) -> Option
     next_key!(at, &mut object, "fingerprint_compat")?;
     let fingerprint_compat = rules::parse_fingerprint_compat(&at.string()?).ok()?;
     at.object_end(&object)?;
-    if members == Members::AnyWhitespace {
+    if matches!(members, Members::Indented | Members::AnyWhitespace) {
         at.ws();
     }
     if !at.at_end() {
@@ -1190,17 +1228,21 @@ mod fast_path_tests {
 
     #[cfg(target_pointer_width = "64")]
     /// Whenever a table-order path accepts a text, the general reader accepts it too,
-    /// with a message identical field for field: (compact form taken, any-whitespace
-    /// path taken).
-    fn agrees_in_order(text: &[u8], limits: Limits) -> (bool, bool) {
+    /// with a message identical field for field: (compact form taken, indented form
+    /// taken, any-whitespace path taken). Indented text is text with whitespace: what
+    /// the indented form takes, the any-whitespace path takes too.
+    fn agrees_in_order(text: &[u8], limits: Limits) -> (bool, bool, bool) {
         let general = parse_general(text, limits).map(|m| format!("{m:?}"));
-        let taken = [parse_compact_form(text, limits), parse_any_whitespace(text, limits)].map(|fast| {
-            if let Some(fast) = &fast {
-                assert_eq!(Ok(format!("{fast:?}")), general, "{}", String::from_utf8_lossy(text));
-            }
-            fast.is_some()
-        });
-        (taken[0], taken[1])
+        let taken =
+            [parse_compact_form(text, limits), parse_indented_form(text, limits), parse_any_whitespace(text, limits)]
+                .map(|fast| {
+                    if let Some(fast) = &fast {
+                        assert_eq!(Ok(format!("{fast:?}")), general, "{}", String::from_utf8_lossy(text));
+                    }
+                    fast.is_some()
+                });
+        assert!(!taken[1] || taken[2], "indented but not any whitespace: {}", String::from_utf8_lossy(text));
+        (taken[0], taken[1], taken[2])
     }
 
     #[cfg(target_pointer_width = "64")]
@@ -1284,22 +1326,27 @@ mod fast_path_tests {
         assert!(
             compact_docs.starts_with("{\"schema_version\":5,\"tenant_id\":\"public\",\"identity\":{\"payload_hash\":")
         );
-        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits::default()), (true, false));
-        assert_eq!(agrees_in_order(compact(&escaped).as_bytes(), Limits::default()), (true, false));
-        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits { max_depth: 3 }), (true, false));
-        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits { max_depth: 2 }), (false, false));
+        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits::default()), (true, false, false));
+        assert_eq!(agrees_in_order(compact(&escaped).as_bytes(), Limits::default()), (true, false, false));
+        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits { max_depth: 3 }), (true, false, false));
+        assert_eq!(agrees_in_order(compact_docs.as_bytes(), Limits { max_depth: 2 }), (false, false, false));
         let two = pretty(DOCS, "  ", "\n");
         assert!(two.starts_with(
             "{\n  \"schema_version\": 5,\n  \"tenant_id\": \"public\",\n  \"identity\": {\n    \"payload_hash\""
         ));
         assert!(two.contains("\"layer_range\": [\n      0,\n      31\n    ],\n    \"head_range\""));
         assert!(two.ends_with("\"fingerprint_compat\": \"\"\n}"));
+        // Indented two spaces a level, with a line's end or other whitespace after it
+        // (`jq` ends with a line's end): the indented form.
+        for text in [two.clone(), pretty(&escaped, "  ", "\n"), format!("{two}\n"), format!("{two} \r\n\t")] {
+            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, true, true), "{text}");
+        }
+        // Any other whitespace: the any-whitespace path alone.
         for text in [
-            two.clone(),
             pretty(DOCS, "    ", "\n"),
             pretty(DOCS, "\t", "\r\n"),
             pretty(DOCS, "      ", "\n"),
-            pretty(&escaped, "  ", "\n"),
+            pretty(DOCS, "  ", "\r\n"),
             format!(" \n{two}\n\n"),
             format!("\t{compact_docs} "),
             format!("{{ {}", &DOCS[1..]),
@@ -1308,18 +1355,27 @@ mod fast_path_tests {
                 .replace("{\"schema_version\": 5,", "{\r\"schema_version\" :5 ,"),
             two.replace("\n    \"model_id\"", "\"model_id\"").replace("\n  \"ttl\"", "\n   \"ttl\""),
             two.replace("\n    ]", "]").replace("\n  }", " }").replace("\n}", "}"),
+            // One line's indent off, at each kind of line: a member, an element, a `]`,
+            // the identity's `}`, the envelope's.
+            two.replacen("\n  \"ttl\"", "\n   \"ttl\"", 1),
+            two.replacen("\n    \"dtype\"", "\n     \"dtype\"", 1),
+            two.replacen("\n      31", "\n     31", 1),
+            two.replacen("\n    ],\n    \"head_range\"", "\n   ],\n    \"head_range\"", 1),
+            two.replacen("\n  },", "\n },", 1),
+            two.replacen("\"\"\n}", "\"\"\n }", 1),
             // Runs longer than the window compares.
             pretty(DOCS, "        ", "\n"),
         ] {
-            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, true), "{text}");
+            assert_ne!(text, two);
+            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, false, true), "{text}");
         }
-        assert_eq!(agrees_in_order(two.as_bytes(), Limits { max_depth: 3 }), (false, true));
-        assert_eq!(agrees_in_order(two.as_bytes(), Limits { max_depth: 2 }), (false, false));
+        assert_eq!(agrees_in_order(two.as_bytes(), Limits { max_depth: 3 }), (false, true, true));
+        assert_eq!(agrees_in_order(two.as_bytes(), Limits { max_depth: 2 }), (false, false, false));
         // The written form is not compact text, and texts with no whitespace before the
         // first key are left to the written and compact forms' passes.
         assert!(parse_written_form(compact_docs.as_bytes(), Limits::default()).is_none());
         for text in [DOCS.to_string(), DOCS.replace(": 5,", " :5 ,"), compact_docs.replace(":5,", ": 5,")] {
-            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, false), "{text}");
+            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, false, false), "{text}");
         }
     }
 
@@ -1337,7 +1393,7 @@ mod fast_path_tests {
             two.replace("\n  \"ttl\"", "\n\t\"ttl\"").replace("\n    \"model_revision\"", " \"model_revision\""),
         ] {
             assert_ne!(text, two);
-            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, true), "{text}");
+            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, false, true), "{text}");
         }
     }
 
@@ -1381,8 +1437,7 @@ mod fast_path_tests {
                 ]
             }))
         {
-            let (compact_taken, any_taken) = agrees_in_order(text.as_bytes(), Limits::default());
-            assert!(!compact_taken && !any_taken, "{text}");
+            assert_eq!(agrees_in_order(text.as_bytes(), Limits::default()), (false, false, false), "{text}");
             // The reader still gives the general reader's verdict.
             let general = parse_general(text.as_bytes(), Limits::default()).map(|m| format!("{m:?}"));
             assert_eq!(FragmentMessage::parse(text.as_bytes()).map(|m| format!("{m:?}")), general, "{text}");
@@ -1395,15 +1450,24 @@ mod fast_path_tests {
     fn every_one_byte_change_of_compact_and_pretty_text_agrees_with_the_general_reader() {
         let compact_docs = compact(DOCS);
         let taken = crate::json::spelled::one_byte_changes(compact_docs.as_bytes(), |text| {
-            let (compact_taken, any_taken) = agrees_in_order(text, Limits::default());
-            assert!(!(compact_taken && any_taken), "both passes take it");
+            let (compact_taken, indented_taken, any_taken) = agrees_in_order(text, Limits::default());
+            assert!(!indented_taken, "compact text taken as indented");
+            assert!(!(compact_taken && any_taken), "two passes take it");
             compact_taken
         });
         assert!(taken > 100, "{taken}");
+        // Changes the indented form takes (in strings and numbers) and changes it leaves
+        // to the any-whitespace path (a line's whitespace).
         let two = pretty(DOCS, "  ", "\n");
-        let taken =
-            crate::json::spelled::one_byte_changes(two.as_bytes(), |text| agrees_in_order(text, Limits::default()).1);
-        assert!(taken > 100, "{taken}");
+        let (mut indented, mut any) = (0, 0);
+        crate::json::spelled::one_byte_changes(two.as_bytes(), |text| {
+            let (compact_taken, indented_taken, any_taken) = agrees_in_order(text, Limits::default());
+            assert!(!compact_taken);
+            indented += usize::from(indented_taken);
+            any += usize::from(any_taken && !indented_taken);
+            any_taken
+        });
+        assert!(indented > 100 && any > 50, "{indented} {any}");
     }
 
     #[cfg(target_pointer_width = "64")]

@@ -7,7 +7,7 @@ use super::{field, field_error, rules, Dtype, InclusiveRange, PayloadIdentity, S
 use crate::error::{Error, ErrorCode};
 #[cfg(any(feature = "fast-identity", test, feature = "fuzzing"))]
 use crate::frame::trailing_spaces;
-use crate::json::spelled::{first_key, next_key, InOrder, KeyTable, Members, Spacing, Spelled};
+use crate::json::spelled::{first_key, level, next_key, InOrder, KeyTable, Members, Spacing, Spelled};
 use crate::json::Run;
 use crate::json::{Event, JsonError, JsonStr, Limits, Reader};
 
@@ -333,7 +333,7 @@ fn range(at: &mut Spelled<'_>, spacing: Spacing) -> Option<InclusiveRange> {
     if !at.eat(b'[') {
         return None;
     }
-    let element = spacing.after_open(at);
+    let element = spacing.after_open(at)?;
     let start = at.int()?;
     spacing.comma(at, &element)?;
     let end = at.int()?;
@@ -347,7 +347,7 @@ fn shape(at: &mut Spelled<'_>, spacing: Spacing) -> Option<Shape> {
     if !at.eat(b'[') {
         return None;
     }
-    let element = spacing.after_open(at);
+    let element = spacing.after_open(at)?;
     let mut dims = [0i64; MAX_SHAPE_DIMS];
     let mut count = 0;
     loop {
@@ -441,7 +441,7 @@ pub(crate) fn parse_declaration_order<'a>(
     closing: Run,
 ) -> Option<PayloadIdentity<'a>> {
     let start = at.pos;
-    let mut object = InOrder::new(members, closing);
+    let mut object = InOrder::new(members, level!("  ", "    "), closing);
     first_key!(at, &mut object, "payload_hash")?;
     let elements = object.elements();
     let payload_hash_offset = at.pos - start;

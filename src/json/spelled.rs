@@ -91,6 +91,14 @@ impl<'a> Spelled<'a> {
         (self.text.as_bytes().get(self.pos..end)? == bytes).then(|| self.pos = end)
     }
 
+    /// Step over exactly `first` and then `second`: one bounds check for both.
+    #[inline(always)]
+    pub(crate) fn lit_pair(&mut self, first: &[u8], second: &[u8]) -> Option<()> {
+        let end = self.pos + first.len() + second.len();
+        let (at_first, at_second) = self.text.as_bytes().get(self.pos..end)?.split_at_checked(first.len())?;
+        (at_first == first && at_second == second).then(|| self.pos = end)
+    }
+
     /// Step over `byte` if it is next.
     #[inline(always)]
     pub(crate) fn eat(&mut self, byte: u8) -> bool {
@@ -226,7 +234,7 @@ impl<'a> Spelled<'a> {
         match members {
             Members::Written => self.lit(b": "),
             Members::Compact => self.eat(b':').then_some(()),
-            Members::AnyWhitespace => self.colon(),
+            Members::Indented | Members::AnyWhitespace => self.colon(),
         }
     }
 
@@ -241,7 +249,7 @@ impl<'a> Spelled<'a> {
                 let comma: &[u8] = if members == Members::Written { b", " } else { b"," };
                 self.close_or(close, comma)
             }
-            Members::AnyWhitespace => self.next_member(close),
+            Members::Indented | Members::AnyWhitespace => self.next_member(close),
         }
     }
 
@@ -276,18 +284,20 @@ impl<'a> Spelled<'a> {
     /// Step over the next key of `object`, read in table order, and the `:` after it.
     /// In the written form that is one literal, `written` (the `{` or `", "` before the
     /// key, the key, `": "`), in compact text another, `compact` (`,` and `:` without
-    /// spaces); with any whitespace it is the `{` (`first`) or the `,`,
-    /// then `quoted` (the key and its quotes), then the `:`, with whitespace anywhere
-    /// between: the run after the `{` is kept, and the runs after the `,`s are expected
-    /// to be spelled alike. Pretty-printed text spells every member's start alike, so
-    /// there the `,` and the run after it, as the last member's start spelled them, and
-    /// then the key and `": "` (the written literal without its `, `), are compared
-    /// first, two compares off the position's dependency chain; any other spelling takes
-    /// the steps above (the pretty envelopes of `bash scripts/bench-simdjson.sh`:
-    /// 1.41–1.45× → 1.26–1.32× simdjson DOM, three alternating runs, Intel Xeon family 6
-    /// model 167). The literals are constants at every call ([`first_key!`],
-    /// [`next_key!`]), so each compare is a fixed-size one in place. A key with escapes
-    /// is not taken.
+    /// spaces); in indented text the start of the member's line at the object's
+    /// [`Level`] (the `{` or `,`, a line's end, the indent), then `written` after its `{`
+    /// or `, `, two compares under one bounds check; with any whitespace it is the `{`
+    /// (`first`) or the `,`, then `quoted` (the key and its quotes), then the `:`, with
+    /// whitespace anywhere between: the run after the `{` is kept, and the runs after
+    /// the `,`s are expected to be spelled alike. Pretty text indented otherwise (four
+    /// spaces, tabs) still spells every member's start alike, so there the `,` and the
+    /// run after it, as the last member's start spelled them, and then the key and `": "`
+    /// (the written literal without its `, `), are compared first, two compares off the
+    /// position's dependency chain, instead of a byte loop whose last test, where the
+    /// run ends, the CPU often mispredicts; any other spelling takes the steps above.
+    /// The literals are constants at every call ([`first_key!`], [`next_key!`],
+    /// [`level!`]), so each compare is a fixed-size one in place. A key with escapes is
+    /// not taken.
     #[inline(always)]
     pub(crate) fn key_in_order(
         &mut self,
@@ -300,6 +310,12 @@ impl<'a> Spelled<'a> {
         match object.members {
             Members::Written => self.lit(written),
             Members::Compact => self.lit(compact),
+            // The line's start, then the key and `": "` (the written literal after its
+            // `{` or `, `).
+            Members::Indented => {
+                let (start, after) = if first { (object.level.open, 1) } else { (object.level.member, 2) };
+                self.lit_pair(start, written.get(after..)?)
+            }
             Members::AnyWhitespace => {
                 if first {
                     if !self.eat(b'{') {
@@ -340,6 +356,7 @@ impl<'a> Spelled<'a> {
     pub(crate) fn object_end(&mut self, object: &InOrder) -> Option<()> {
         match object.members {
             Members::Written | Members::Compact => self.lit(b"}"),
+            Members::Indented => self.lit(object.level.end),
             Members::AnyWhitespace => {
                 self.ws_like(&object.closing);
                 self.eat(b'}').then_some(())
@@ -469,13 +486,78 @@ pub(crate) enum Members {
     /// writers outside Python write JSON (`JSON.stringify`, `serde_json::to_string`,
     /// `json.dumps` with `separators=(",", ":")`).
     Compact,
+    /// Each member and each array element on a line of its own, indented two spaces a
+    /// level, a closing bracket on a line at its opening line's indent, `": "` after
+    /// keys: pretty text as `json.dumps(indent=2)`, `JSON.stringify(value, null, 2)` and
+    /// `jq` write it. Read in table order with literals ([`Level`]); anywhere else
+    /// (a key order of its own) it is whitespace as any other.
+    Indented,
     /// Whitespace anywhere JSON allows it: pretty-printed text, and any other.
     AnyWhitespace,
+}
+
+/// The whitespace of indented text ([`Members::Indented`]) around the members of an
+/// object at one level, as literals (a key and its `": "` are the written form's).
+#[derive(Clone, Copy)]
+pub(crate) struct Level {
+    /// The `{`, a line's end and the members' indent: before the first member.
+    open: &'static [u8],
+    /// The `,`, a line's end and the members' indent: before every other member.
+    member: &'static [u8],
+    /// A line's end, the object's own indent and the `}`.
+    end: &'static [u8],
+    /// The arrays among the members, one element a line.
+    #[cfg_attr(not(target_pointer_width = "64"), allow(dead_code))]
+    elements: Lines,
+}
+
+/// The whitespace of an array in indented text, one element a line, as literals.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(target_pointer_width = "64"), allow(dead_code))]
+pub(crate) struct Lines {
+    /// After the `[`: a line's end and the elements' indent.
+    open: &'static [u8],
+    /// The `,`, a line's end and the elements' indent.
+    separator: &'static [u8],
+    /// A line's end, the array's own line's indent and the `]`.
+    close: &'static [u8],
+}
+
+/// The [`Level`] of an object whose own line is indented by `$outer` and whose members
+/// by `$inner` (two spaces more), built at compile time.
+macro_rules! level {
+    ($outer:literal, $inner:literal) => {
+        $crate::json::spelled::Level::new(
+            [
+                concat!("{\n", $inner).as_bytes(),
+                concat!(",\n", $inner).as_bytes(),
+                concat!("\n", $outer, "}").as_bytes(),
+            ],
+            [
+                concat!("\n", $inner, "  ").as_bytes(),
+                concat!(",\n", $inner, "  ").as_bytes(),
+                concat!("\n", $inner, "]").as_bytes(),
+            ],
+        )
+    };
+}
+pub(crate) use level;
+
+impl Level {
+    /// The object's literals (`{`, `,`, `}`) and its arrays' (after `[`, `,`, `]`);
+    /// through [`level!`].
+    pub(crate) const fn new(object: [&'static [u8]; 3], arrays: [&'static [u8]; 3]) -> Level {
+        let [open, member, end] = object;
+        let [array_open, separator, close] = arrays;
+        Level { open, member, end, elements: Lines { open: array_open, separator, close } }
+    }
 }
 
 /// An object being read in table order ([`Spelled::key_in_order`]).
 pub(crate) struct InOrder {
     members: Members,
+    /// Where the object sits in indented text.
+    level: Level,
     /// The whitespace after the `{`: pretty text indents every member alike.
     indent: Run,
     /// The whitespace expected before the `}`: pretty text puts it where the object's
@@ -487,12 +569,12 @@ pub(crate) struct InOrder {
 }
 
 impl InOrder {
-    /// An object whose members are separated as `members` says, and whose `}` is
-    /// expected after whitespace spelled as `closing` (the indent of the members around
-    /// it, or [`Run::UNKNOWN`]).
+    /// An object whose members are separated as `members` says, at `level` in
+    /// indented text, and whose `}` is expected after whitespace spelled as `closing`
+    /// (the indent of the members around it, or [`Run::UNKNOWN`]).
     #[inline(always)]
-    pub(crate) fn new(members: Members, closing: Run) -> InOrder {
-        InOrder { members, indent: Run::UNKNOWN, closing, separator: Run::UNKNOWN }
+    pub(crate) fn new(members: Members, level: Level, closing: Run) -> InOrder {
+        InOrder { members, level, indent: Run::UNKNOWN, closing, separator: Run::UNKNOWN }
     }
 
     /// The whitespace before this object's members after the first.
@@ -502,11 +584,16 @@ impl InOrder {
     }
 
     /// How an array among these members (after the first) is spelled: `, ` between
-    /// elements in the written form, `,` in compact text; otherwise any whitespace, the
-    /// `]` expected where the members are indented.
+    /// elements in the written form, `,` in compact text, one element a line in
+    /// indented text; otherwise any whitespace, the `]` expected where the members are
+    /// indented.
     #[inline(always)]
     pub(crate) fn elements(&self) -> Spacing {
-        self.members.elements(self.indent)
+        match self.members {
+            #[cfg(target_pointer_width = "64")]
+            Members::Indented => Spacing::Lines(self.level.elements),
+            members => members.elements(self.indent),
+        }
     }
 }
 
@@ -519,7 +606,7 @@ impl Members {
         match self {
             Members::Written => Spacing::Exact(b", "),
             Members::Compact => Spacing::Exact(b","),
-            Members::AnyWhitespace => Spacing::Any(closing),
+            Members::Indented | Members::AnyWhitespace => Spacing::Any(closing),
         }
     }
 }
@@ -529,6 +616,10 @@ impl Members {
 pub(crate) enum Spacing {
     /// No whitespace, and exactly this between elements (`,` or `, `).
     Exact(&'static [u8]),
+    /// One element a line, spelled exactly as this says. (On 64-bit CPUs only, where
+    /// indented text has its pass: elsewhere its arms cost flash.)
+    #[cfg(target_pointer_width = "64")]
+    Lines(Lines),
     /// Whitespace anywhere JSON allows it. The run after the `[` is kept and the runs
     /// after the `,`s expected to be spelled alike; the one before the `]` is expected
     /// to be spelled as this says.
@@ -536,13 +627,16 @@ pub(crate) enum Spacing {
 }
 
 impl Spacing {
-    /// After an array's `[`: step over any whitespace this spacing allows there, and
-    /// say what to expect after each `,`.
+    /// After an array's `[`: step over the whitespace this spacing expects or allows
+    /// there, and say what to expect after each `,`; `None` if an expected line's start
+    /// is not there.
     #[inline(always)]
-    pub(crate) fn after_open(self, at: &mut Spelled<'_>) -> Run {
+    pub(crate) fn after_open(self, at: &mut Spelled<'_>) -> Option<Run> {
         match self {
-            Spacing::Exact(_) => Run::UNKNOWN,
-            Spacing::Any(_) => at.ws_learn(),
+            Spacing::Exact(_) => Some(Run::UNKNOWN),
+            #[cfg(target_pointer_width = "64")]
+            Spacing::Lines(lines) => at.lit(lines.open).map(|()| Run::UNKNOWN),
+            Spacing::Any(_) => Some(at.ws_learn()),
         }
     }
 
@@ -551,6 +645,8 @@ impl Spacing {
     pub(crate) fn comma(self, at: &mut Spelled<'_>, element: &Run) -> Option<()> {
         match self {
             Spacing::Exact(comma) => at.lit(comma),
+            #[cfg(target_pointer_width = "64")]
+            Spacing::Lines(lines) => at.lit(lines.separator),
             Spacing::Any(_) => {
                 at.ws();
                 if !at.eat(b',') {
@@ -562,13 +658,19 @@ impl Spacing {
         }
     }
 
-    /// The `]` that ends the array (with any whitespace: the whitespace before it).
+    /// The `]` that ends the array (in indented text: on a line of its own; with any
+    /// whitespace: and the whitespace before it).
     #[inline(always)]
     pub(crate) fn close(self, at: &mut Spelled<'_>) -> Option<()> {
-        if let Spacing::Any(closing) = self {
-            at.ws_like(&closing);
+        match self {
+            Spacing::Exact(_) => at.eat(b']').then_some(()),
+            #[cfg(target_pointer_width = "64")]
+            Spacing::Lines(lines) => at.lit(lines.close),
+            Spacing::Any(closing) => {
+                at.ws_like(&closing);
+                at.eat(b']').then_some(())
+            }
         }
-        at.eat(b']').then_some(())
     }
 
     /// After an element: `Some(true)` at the separator (stepped over as
@@ -577,6 +679,13 @@ impl Spacing {
     pub(crate) fn next_element(self, at: &mut Spelled<'_>, element: &Run) -> Option<bool> {
         match self {
             Spacing::Exact(comma) => at.close_or(b']', comma),
+            #[cfg(target_pointer_width = "64")]
+            Spacing::Lines(lines) => {
+                if at.lit(lines.close).is_some() {
+                    return Some(false);
+                }
+                at.lit(lines.separator).map(|()| true)
+            }
             Spacing::Any(_) => {
                 at.ws();
                 if at.eat(b',') {
@@ -829,7 +938,7 @@ mod tests {
         let text = "{\n  \"a\": 1,\n  \"bb\": 2,\n  \"c\":  3,\n\t\"d\": 4\n}                ";
         let at_key = |key: &str| text.find(key).unwrap();
         let mut at = Spelled::new(text.as_bytes()).unwrap();
-        let mut object = InOrder::new(Members::AnyWhitespace, Run::UNKNOWN);
+        let mut object = InOrder::new(Members::AnyWhitespace, level!("", "  "), Run::UNKNOWN);
         first_key!(at, &mut object, "a").unwrap();
         assert_eq!(at.int(), Some(1));
         assert_eq!(object.separator, Run::UNKNOWN);
