@@ -247,7 +247,7 @@ impl<'a> Spelled<'a> {
         match members {
             Members::Written | Members::Compact => {
                 let comma: &[u8] = if members == Members::Written { b", " } else { b"," };
-                self.close_or(close, comma)
+                self.close_or(&[close], comma)
             }
             Members::Indented | Members::AnyWhitespace => self.next_member(close),
         }
@@ -256,8 +256,8 @@ impl<'a> Spelled<'a> {
     /// Between a container's items spelled with exact separators: `Some(false)` after
     /// `close`, `Some(true)` after `separator`, `None` at anything else.
     #[inline(always)]
-    fn close_or(&mut self, close: u8, separator: &[u8]) -> Option<bool> {
-        if self.eat(close) {
+    fn close_or(&mut self, close: &[u8], separator: &[u8]) -> Option<bool> {
+        if self.lit(close).is_some() {
             return Some(false);
         }
         self.lit(separator).map(|()| true)
@@ -678,14 +678,9 @@ impl Spacing {
     #[inline(always)]
     pub(crate) fn next_element(self, at: &mut Spelled<'_>, element: &Run) -> Option<bool> {
         match self {
-            Spacing::Exact(comma) => at.close_or(b']', comma),
+            Spacing::Exact(comma) => at.close_or(b"]", comma),
             #[cfg(target_pointer_width = "64")]
-            Spacing::Lines(lines) => {
-                if at.lit(lines.close).is_some() {
-                    return Some(false);
-                }
-                at.lit(lines.separator).map(|()| true)
-            }
+            Spacing::Lines(lines) => at.close_or(lines.close, lines.separator),
             Spacing::Any(_) => {
                 at.ws();
                 if at.eat(b',') {
